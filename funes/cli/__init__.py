@@ -1,0 +1,1 @@
+"""Thin command modules: argument parsing, output formatting, exit codes."""

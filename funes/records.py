@@ -1,0 +1,293 @@
+"""The records that cross funes pipes: turns and chunks, and their JSON form.
+
+One record per line, UTF-8 JSON. Every record carries ``kind`` and ``v`` (the schema
+version). Fields a stage does not know are kept in ``extra`` and written back after the
+known ones, so a record survives any number of stages unchanged. The canonical form —
+known fields in contract order, then unknown ones in the order they arrived, compact
+separators, non-ASCII written literally — round-trips byte for byte.
+
+See docs/records.md for every field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+BLOCK_TYPES = ("text", "thinking", "tool_use", "tool_result")
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+class RecordError(ValueError):
+    """A line that is not a usable record: the message says which field is wrong."""
+
+
+@dataclass(slots=True)
+class Block:
+    type: str
+    text: str
+    tool_name: str | None = None
+    tool_use_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "type": self.type,
+            "text": self.text,
+            "tool_name": self.tool_name,
+            "tool_use_id": self.tool_use_id,
+        }
+        _merge_extra(d, self.extra)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Block:
+        if not isinstance(d, dict):
+            raise RecordError("block is not a JSON object")
+        return cls(
+            type=_str(d, "type", required=True),
+            text=_str(d, "text", required=True),
+            tool_name=_opt_str(d, "tool_name"),
+            tool_use_id=_opt_str(d, "tool_use_id"),
+            extra=_extra(d, _BLOCK_FIELDS),
+        )
+
+
+@dataclass(slots=True)
+class Turn:
+    """One message of a session, normalised across agents."""
+
+    harness: str
+    session_id: str
+    turn_uuid: str
+    parent_uuid: str | None
+    seq: int
+    ts: str
+    role: str
+    workdir: str
+    repo: str
+    source_path: str
+    blocks: list[Block]
+    extra: dict[str, Any] = field(default_factory=dict)
+    v: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "kind": "turn",
+            "v": self.v,
+            "harness": self.harness,
+            "session_id": self.session_id,
+            "turn_uuid": self.turn_uuid,
+            "parent_uuid": self.parent_uuid,
+            "seq": self.seq,
+            "ts": self.ts,
+            "role": self.role,
+            "workdir": self.workdir,
+            "repo": self.repo,
+            "source_path": self.source_path,
+            "blocks": [b.to_dict() for b in self.blocks],
+        }
+        _merge_extra(d, self.extra)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Turn:
+        blocks = d.get("blocks")
+        if not isinstance(blocks, list):
+            raise RecordError("turn has no 'blocks' list")
+        return cls(
+            harness=_str(d, "harness"),
+            session_id=_str(d, "session_id", required=True),
+            turn_uuid=_str(d, "turn_uuid", required=True),
+            parent_uuid=_opt_str(d, "parent_uuid"),
+            seq=_int(d, "seq"),
+            ts=_str(d, "ts"),
+            role=_str(d, "role"),
+            workdir=_str(d, "workdir"),
+            repo=_str(d, "repo"),
+            source_path=_str(d, "source_path"),
+            blocks=[Block.from_dict(b) for b in blocks],
+            extra=_extra(d, _TURN_FIELDS),
+            v=_version(d),
+        )
+
+
+@dataclass(slots=True)
+class Chunk:
+    """One stored, searchable piece of one block (the unit of recall)."""
+
+    id: str
+    text: str
+    session_id: str
+    turn_uuid: str
+    parent_uuid: str | None
+    seq: int
+    ts: str
+    role: str
+    block_type: str
+    block_idx: int
+    split_idx: int
+    tool_name: str | None
+    harness: str
+    workdir: str
+    repo: str
+    source_path: str
+    vector: list[float] | None = None
+    model: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    v: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "kind": "chunk",
+            "v": self.v,
+            "id": self.id,
+            "text": self.text,
+            "session_id": self.session_id,
+            "turn_uuid": self.turn_uuid,
+            "parent_uuid": self.parent_uuid,
+            "seq": self.seq,
+            "ts": self.ts,
+            "role": self.role,
+            "block_type": self.block_type,
+            "block_idx": self.block_idx,
+            "split_idx": self.split_idx,
+            "tool_name": self.tool_name,
+            "harness": self.harness,
+            "workdir": self.workdir,
+            "repo": self.repo,
+            "source_path": self.source_path,
+        }
+        if self.vector is not None:
+            d["vector"] = self.vector
+        if self.model is not None:
+            d["model"] = self.model
+        _merge_extra(d, self.extra)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Chunk:
+        vector = d.get("vector")
+        if vector is not None and not (
+            isinstance(vector, list) and all(isinstance(x, (int, float)) for x in vector)
+        ):
+            raise RecordError("chunk 'vector' is not a list of numbers")
+        return cls(
+            id=_str(d, "id", required=True),
+            text=_str(d, "text", required=True),
+            session_id=_str(d, "session_id", required=True),
+            turn_uuid=_str(d, "turn_uuid", required=True),
+            parent_uuid=_opt_str(d, "parent_uuid"),
+            seq=_int(d, "seq"),
+            ts=_str(d, "ts"),
+            role=_str(d, "role"),
+            block_type=_str(d, "block_type"),
+            block_idx=_int(d, "block_idx"),
+            split_idx=_int(d, "split_idx"),
+            tool_name=_opt_str(d, "tool_name"),
+            harness=_str(d, "harness"),
+            workdir=_str(d, "workdir"),
+            repo=_str(d, "repo"),
+            source_path=_str(d, "source_path"),
+            vector=vector,
+            model=_opt_str(d, "model"),
+            extra=_extra(d, _CHUNK_FIELDS),
+            v=_version(d),
+        )
+
+
+Record = Turn | Chunk
+
+_BLOCK_FIELDS = frozenset(("type", "text", "tool_name", "tool_use_id"))
+_TURN_FIELDS = frozenset(
+    ("kind", "v", "harness", "session_id", "turn_uuid", "parent_uuid", "seq", "ts", "role",
+     "workdir", "repo", "source_path", "blocks")
+)  # fmt: skip
+_CHUNK_FIELDS = frozenset(
+    ("kind", "v", "id", "text", "session_id", "turn_uuid", "parent_uuid", "seq", "ts", "role",
+     "block_type", "block_idx", "split_idx", "tool_name", "harness", "workdir", "repo",
+     "source_path", "vector", "model")
+)  # fmt: skip
+
+_KINDS: dict[str, Any] = {"turn": Turn, "chunk": Chunk}
+
+
+def dumps(record: Record | dict[str, Any]) -> str:
+    """The canonical JSON line (without newline) for a record or a plain dict."""
+    return _dumps(record if isinstance(record, dict) else record.to_dict())
+
+
+def loads(line: str | bytes) -> Record | dict[str, Any]:
+    """Parse one JSON line into a Turn or Chunk; other kinds come back as plain dicts.
+
+    Raises RecordError (a ValueError) for invalid JSON, a non-object, a missing ``kind``
+    or a known kind missing a required field.
+    """
+    try:
+        d = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RecordError(f"invalid JSON ({_short(e)})") from None
+    return from_dict(d)
+
+
+def from_dict(d: Any) -> Record | dict[str, Any]:
+    if not isinstance(d, dict):
+        raise RecordError("not a JSON object")
+    kind = d.get("kind")
+    if not isinstance(kind, str):
+        raise RecordError("no 'kind' field")
+    cls = _KINDS.get(kind)
+    if cls is None:
+        return d
+    rec: Record = cls.from_dict(d)
+    return rec
+
+
+def _short(e: Exception) -> str:
+    if isinstance(e, json.JSONDecodeError):
+        return f"{e.msg} at column {e.colno}"
+    return "not UTF-8"
+
+
+def _merge_extra(d: dict[str, Any], extra: dict[str, Any]) -> None:
+    for k, val in extra.items():
+        if k not in d:
+            d[k] = val
+
+
+def _extra(d: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    return {k: val for k, val in d.items() if k not in known}
+
+
+def _version(d: dict[str, Any]) -> int:
+    v = d.get("v", SCHEMA_VERSION)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise RecordError("'v' must be a positive integer")
+    return v
+
+
+def _str(d: dict[str, Any], key: str, required: bool = False) -> str:
+    val = d.get(key)
+    if isinstance(val, str):
+        return val
+    if val is None and not required:
+        return ""
+    raise RecordError(f"'{key}' must be a string" if val is not None else f"missing '{key}'")
+
+
+def _opt_str(d: dict[str, Any], key: str) -> str | None:
+    val = d.get(key)
+    if val is None or isinstance(val, str):
+        return val
+    raise RecordError(f"'{key}' must be a string or null")
+
+
+def _int(d: dict[str, Any], key: str) -> int:
+    val = d.get(key, 0)
+    if isinstance(val, int) and not isinstance(val, bool):
+        return val
+    raise RecordError(f"'{key}' must be an integer")
