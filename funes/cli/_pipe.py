@@ -1,0 +1,86 @@
+"""What every plumbing command shares: reading JSONL records, reporting bad lines, exiting.
+
+Contract (design §2): a line that is not valid JSON, or misses a required field, is reported
+on stderr with its line number and skipped; exit 0 when everything was processed, 1 when any
+line was skipped; ``--strict`` makes the first bad line fatal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any
+
+from funes.errors import FunesError
+from funes.records import Record, RecordError, loads
+
+MAX_REPORTED = 10  # per-line complaints before we only count
+
+
+class BadLines:
+    """Counts skipped input lines and reports the first few on stderr."""
+
+    def __init__(self, prog: str, strict: bool = False) -> None:
+        self.prog = prog
+        self.strict = strict
+        self.count = 0
+
+    def skip(self, where: str, lineno: int, why: str) -> None:
+        self.count += 1
+        if self.strict:
+            raise FunesError(f"{where}:{lineno}: {why} (--strict)")
+        if self.count <= MAX_REPORTED:
+            warn(self.prog, f"{where}:{lineno}: {why} — skipped")
+        elif self.count == MAX_REPORTED + 1:
+            warn(self.prog, "more bad lines follow; only counting them from here")
+
+    def summary(self) -> None:
+        if self.count:
+            s = "" if self.count == 1 else "s"
+            warn(self.prog, f"{self.count} bad line{s} skipped")
+
+
+RawRecord = tuple[bytes, Record | dict[str, Any]]
+
+
+def read_records(stream: IO[bytes], bad: BadLines, where: str = "<stdin>") -> Iterator[RawRecord]:
+    """Yield (raw line, record) for each usable line; raw keeps the original bytes."""
+    for lineno, raw in enumerate(stream, 1):
+        if not raw.strip():
+            continue
+        try:
+            yield raw, loads(raw)
+        except RecordError as e:
+            bad.skip(where, lineno, str(e))
+
+
+def write_lines(out: IO[bytes], lines: Iterable[bytes | str]) -> None:
+    for line in lines:
+        if isinstance(line, str):
+            line = line.encode("utf-8")
+        out.write(line if line.endswith(b"\n") else line + b"\n")
+
+
+def warn(prog: str, msg: str) -> None:
+    print(f"{prog}: {msg}", file=sys.stderr)
+
+
+def run(main: Callable[[], int], prog: str = "funes") -> int:
+    """Run a command body: user errors become one stderr line, a closed pipe is quiet."""
+    try:
+        return main()
+    except FunesError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`); say nothing, like other unix filters.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return 141

@@ -1,0 +1,93 @@
+"""`funes VERB …`: the porcelain dispatcher.
+
+Verb `x` runs the command module `funes.cli.x` in process; a verb funes does not ship runs an
+executable `funes-x` found on PATH (git-style), so plumbing and third-party commands compose
+the same way. Nothing heavy is imported here: `funes --help` must answer at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+import pkgutil
+import shutil
+import sys
+
+import funes
+import funes.cli
+
+# One line per verb for `funes help`; verbs without a line still run.
+SUMMARIES = {
+    "index": "index agent sessions into the memory",
+    "recall": "search the memory: ranked passages with provenance",
+    "get": "show a turn and the turns around it",
+    "status": "what the memory holds",
+    "add": "wire an agent (claude, codex, hermes, pi) to funes",
+    "remove": "unwire an agent",
+    "push": "publish the memory to a Hugging Face dataset",
+    "scrub": "redact secrets from the local memory",
+    "mcp": "run the MCP server on stdio",
+    "models": "the local models: pins, files, checks",
+    "parse": "plumbing: transcripts → turn JSONL",
+    "chunk": "plumbing: turn JSONL → chunk JSONL",
+    "embed": "plumbing: chunk JSONL → chunk JSONL with vectors",
+    "write": "plumbing: chunk JSONL → the memory",
+    "query": "plumbing: queries → hit JSONL",
+}
+ORDER = list(SUMMARIES)
+
+
+def verbs() -> list[str]:
+    """Command modules shipped in funes.cli (names only; nothing is imported)."""
+    names = [m.name for m in pkgutil.iter_modules(funes.cli.__path__)]
+    return [n.replace("_", "-") for n in names if not n.startswith("_") and n != "main"]
+
+
+def usage() -> str:
+    have = set(verbs())
+    width = max((len(v) for v in have), default=8)
+    rows = [v for v in ORDER if v in have] + sorted(have - set(ORDER))
+    lines = [f"  {v:<{width}}  {SUMMARIES.get(v, '')}".rstrip() for v in rows]
+    return (
+        "usage: funes [--version] [--help] VERB [ARGS…]\n\n"
+        "funes keeps a local, append-only memory of your coding agents' sessions.\n\n"
+        "verbs:\n" + "\n".join(lines) + "\n\n"
+        "`funes help VERB` (or `funes VERB --help`) explains one verb. Any `funes-NAME`\n"
+        "executable on PATH runs as `funes NAME`.\n"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        sys.stdout.write(usage())
+        return 0 if args else 2
+    if args[0] in ("-V", "--version", "version"):
+        print(f"funes {funes.__version__}")
+        return 0
+    verb, rest = args[0], args[1:]
+    if verb == "help":
+        if not rest:
+            sys.stdout.write(usage())
+            return 0
+        verb, rest = rest[0], ["--help"]
+    if verb.startswith("-"):
+        print(f"funes: unknown option {verb!r} — see `funes --help`", file=sys.stderr)
+        return 2
+    if verb in verbs():
+        module = importlib.import_module(f"funes.cli.{verb.replace('-', '_')}")
+        return int(module.main(rest) or 0)
+    exe = shutil.which(f"funes-{verb}")
+    if exe:
+        sys.stdout.flush()
+        os.execv(exe, [exe, *rest])
+    known = verbs() + ["help", "version"]
+    near = difflib.get_close_matches(verb, known, n=1, cutoff=0.6)
+    hint = f" Did you mean `funes {near[0]}`?" if near else " See `funes --help`."
+    print(f"funes: '{verb}' is not a funes verb.{hint}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
