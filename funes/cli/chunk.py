@@ -60,7 +60,7 @@ def _main(args: argparse.Namespace) -> int:
     tiers = parse_tiers(args.tiers)
     thinking = not args.no_thinking
     bad = BadLines(PROG, args.strict)
-    out = io.BufferedWriter(sys.stdout.buffer, buffer_size=1 << 16)  # type: ignore[arg-type]
+    out = io.BufferedWriter(sys.stdout.buffer, buffer_size=1 << 16)
     with ExitStack() as stack:
         inputs: list[tuple[IO[bytes], str]] = []
         for f in args.files or ["-"]:

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     if exe:
         sys.stdout.flush()
         os.execv(exe, [exe, *rest])
-    known = verbs() + ["help", "version"]
+    known = [*verbs(), "help", "version"]
     near = difflib.get_close_matches(verb, known, n=1, cutoff=0.6)
     hint = f" Did you mean `funes {near[0]}`?" if near else " See `funes --help`."
     print(f"funes: '{verb}' is not a funes verb.{hint}", file=sys.stderr)

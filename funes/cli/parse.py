@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from funes import sources
@@ -44,7 +45,7 @@ def _main(args: argparse.Namespace) -> int:
         paths = ["-"]
     if args.harness:
         sources.get_source(args.harness)  # unknown names fail before any work
-    out = io.BufferedWriter(sys.stdout.buffer, buffer_size=1 << 16)  # type: ignore[arg-type]
+    out = io.BufferedWriter(sys.stdout.buffer, buffer_size=1 << 16)
     total = FileStats("*")
     files = failed = 0
 
@@ -77,7 +78,9 @@ def _main(args: argparse.Namespace) -> int:
     return 1 if failed or total.skipped_lines else 0
 
 
-def _parse_stdin(harness: str | None, out: io.BufferedWriter, on_file) -> None:  # type: ignore[no-untyped-def]
+def _parse_stdin(
+    harness: str | None, out: io.BufferedWriter, on_file: Callable[[FileStats], None]
+) -> None:
     st = FileStats("<stdin>")
     src = sources.get_source(harness) if harness else None
     try:

@@ -65,7 +65,9 @@ def parse_records(
         ts = rec.get("timestamp")
         pending.append((ts if isinstance(ts, str) else "", {"role": role}, blocks))
         if session_id is not None:
-            for t in _release(pending, session_id, workdir or workdir_of_path(path), repo, path, seq):
+            for t in _release(
+                pending, session_id, workdir or workdir_of_path(path), repo, path, seq
+            ):
                 seq += 1
                 yield t
     sid = session_id or path.stem
@@ -121,7 +123,9 @@ def _item(p: dict[str, Any], names: dict[str, str]) -> tuple[str, list[Block]] |
         texts = [
             s["text"]
             for s in (summary if isinstance(summary, list) else [])
-            if isinstance(s, dict) and s.get("type") == "summary_text" and isinstance(s.get("text"), str)
+            if isinstance(s, dict)
+            and s.get("type") == "summary_text"
+            and isinstance(s.get("text"), str)
         ]
         joined = "\n".join(texts)
         return ("assistant", [] if is_blank(joined) else [Block("thinking", joined)])
