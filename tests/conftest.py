@@ -1,0 +1,56 @@
+"""Shared test set-up: every test runs with a private HOME and FUNES_HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parent.parent
+EVAL_DEV = REPO.parent / "shared" / "eval-dev"
+
+
+@pytest.fixture(autouse=True)
+def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("FUNES_HOME", str(home / ".funes-home"))
+    return home
+
+
+def write_jsonl(path: Path, records: Iterable[dict[str, Any] | str]) -> Path:
+    """Write records (dicts, or raw strings written as-is) one per line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for r in records:
+            f.write((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n")
+    return path
+
+
+def run_cmd(
+    name: str,
+    *args: str | Path,
+    input: bytes | str | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run an installed funes command as a user would, capturing bytes."""
+    data = input.encode("utf-8") if isinstance(input, str) else input
+    return subprocess.run(
+        [str(BIN / name), *map(str, args)],
+        input=data,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        check=False,
+    )
+
+
+def jsonl(data: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
