@@ -1,0 +1,188 @@
+"""Parse + chunk throughput on a generated Claude Code tree: MB/s and peak RSS.
+
+    .venv/bin/python bench/parse.py [--mb 200] [--runs 3]
+
+Generates (deterministically, seed 0) a `~/.claude/projects`-shaped tree of the given size —
+sessions of user prompts, assistant text, thinking, tool calls and tool results of realistic,
+skewed sizes, with the bookkeeping records real files carry — then times `funes-parse TREE`
+and `funes-parse TREE | funes-chunk` as a user would run them. Prints a markdown table and
+writes bench/results/parse-<date>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+WORDS = (
+    "the parser cache lock index chunk embed query session turn tool result error retry "
+    "migration schema table column vector token build test deploy config path file line "
+    "function class method return value null undefined async await promise thread process "
+    "memory disk network timeout fail pass fix bug issue commit branch merge review"
+).split()
+
+
+def prose(rng: random.Random, n_words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n_words))
+
+
+def code_block(rng: random.Random, n_lines: int) -> str:
+    return "\n".join(
+        f"{i:5d}\t    {rng.choice(WORDS)}_{rng.choice(WORDS)} = {rng.choice(WORDS)}({rng.randint(0, 999)})"
+        for i in range(1, n_lines + 1)
+    )
+
+
+def session(rng: random.Random, sid: str, cwd: str, turns: int) -> list[str]:
+    out = []
+    parent = None
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(minutes=rng.randint(0, 400_000))
+    for i in range(turns):
+        ts = (t0 + dt.timedelta(seconds=i * 7)).isoformat().replace("+00:00", "Z")
+        uuid = f"{sid}-{i:05d}"
+        base = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd,
+                "sessionId": sid, "version": "2.0.14", "gitBranch": "main", "uuid": uuid,
+                "timestamp": ts}  # fmt: skip
+        kind = i % 4
+        if kind == 0:
+            rec = {
+                **base,
+                "type": "user",
+                "message": {"role": "user", "content": prose(rng, rng.randint(8, 80))},
+            }
+        elif kind == 1:
+            content = [
+                {
+                    "type": "thinking",
+                    "thinking": prose(rng, rng.randint(20, 200)),
+                    "signature": "Eo4H" * 40,
+                }
+            ]
+            if rng.random() < 0.5:
+                content.append({"type": "text", "text": prose(rng, rng.randint(20, 300))})
+            rec = {**base, "type": "assistant", "message": {"role": "assistant", "model": "claude-sonnet-4-5",
+                   "content": content, "usage": {"input_tokens": 10, "output_tokens": 200}}}  # fmt: skip
+        elif kind == 2:
+            call = {"type": "tool_use", "id": f"toolu_{uuid}", "name": rng.choice(["Read", "Bash", "Edit", "Grep"]),
+                    "input": {"file_path": f"/src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py",
+                              "command": prose(rng, 6)}}  # fmt: skip
+            rec = {**base, "type": "assistant", "message": {"role": "assistant", "content": [call]}}
+        else:
+            size = int(rng.paretovariate(1.2) * 15)  # skewed: mostly short, some very long
+            result = {"type": "tool_result", "tool_use_id": f"toolu_{sid}-{i - 1:05d}",
+                      "content": code_block(rng, min(size, 2000))}  # fmt: skip
+            rec = {**base, "type": "user", "message": {"role": "user", "content": [result]},
+                   "toolUseResult": {"stdout": "", "stderr": "", "interrupted": False}}  # fmt: skip
+        out.append(json.dumps(rec))
+        if rng.random() < 0.15:
+            out.append(
+                json.dumps(
+                    {"type": "progress", "data": {"type": "hook_progress"}, "uuid": uuid + "p"}
+                )
+            )
+        parent = uuid
+    return out
+
+
+def generate(root: Path, megabytes: int, seed: int = 0) -> int:
+    rng = random.Random(seed)
+    target = megabytes * 1_000_000
+    written = 0
+    n = 0
+    while written < target:
+        proj = root / ".claude" / "projects" / f"-home-dev-proj{n % 40}"
+        proj.mkdir(parents=True, exist_ok=True)
+        sid = f"{n:08x}-0000-4000-8000-{n:012x}"
+        lines = session(rng, sid, f"/home/dev/proj{n % 40}", rng.randint(20, 400))
+        data = ("\n".join(lines) + "\n").encode()
+        (proj / f"{sid}.jsonl").write_bytes(data)
+        written += len(data)
+        n += 1
+    return written
+
+
+def timed(cmd: str) -> tuple[float, int]:
+    """Wall seconds and peak RSS (MB) of the largest process of a shell pipeline."""
+    t = time.perf_counter()
+    # A fresh process per run, so ru_maxrss is this run's (RUSAGE_CHILDREN keeps a maximum).
+    probe = (
+        "import resource,subprocess,sys;"
+        "subprocess.run(sys.argv[1],shell=True,check=True,executable='/bin/bash');"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, cmd], capture_output=True, text=True, check=True
+    )
+    wall = time.perf_counter() - t
+    return wall, int(out.stdout.strip()) // 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--mb", type=int, default=200, help="tree size in MB (default 200)")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="funes-bench-parse-"))
+    try:
+        size = generate(work, args.mb)
+        tree = work / ".claude" / "projects"
+        files = sum(1 for _ in tree.rglob("*.jsonl"))
+        env = f"HOME={work} "
+        cases = {
+            "funes-parse": f"{env}'{BIN}/funes-parse' -q '{tree}' > /dev/null",
+            "funes-parse | funes-chunk": f"{env}'{BIN}/funes-parse' -q '{tree}' | '{BIN}/funes-chunk' > /dev/null",
+        }
+        results = {}
+        for name, cmd in cases.items():
+            runs = [timed(cmd) for _ in range(args.runs)]
+            walls = [w for w, _ in runs]
+            results[name] = {
+                "wall_s": walls,
+                "median_s": statistics.median(walls),
+                "mb_per_s": size / 1e6 / statistics.median(walls),
+                "peak_rss_mb": max(r for _, r in runs),
+            }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    doc = {
+        "suite": "parse",
+        "date": dt.date.today().isoformat(),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "tree": {"bytes": size, "files": files},
+        "results": results,
+    }
+    out = Path(__file__).parent / "results" / f"parse-{doc['date']}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2) + "\n")
+    print(
+        f"tree: {size / 1e6:.0f} MB in {files} Claude Code session files; {args.runs} runs, median\n"
+    )
+    print("| command | MB/s | median wall (s) | peak RSS (MB) |")
+    print("|---|---|---|---|")
+    for name, r in results.items():
+        print(f"| `{name}` | {r['mb_per_s']:.1f} | {r['median_s']:.2f} | {r['peak_rss_mb']} |")
+    print(f"\nwritten {out}")
+
+
+if __name__ == "__main__":
+    main()
