@@ -179,7 +179,8 @@ def _walk(root: Path, forced: Source | None) -> list[Path]:
             f = Path(dirpath, name)
             if any(_matches(f, s) for s in srcs):
                 found.append(f)
-    return sorted(found)
+    # Path order, except that sub-agent sessions follow their parents (as the reference does).
+    return sorted(found, key=lambda f: (f.stem.startswith("agent-"), str(f)))
 
 
 def _matches(f: Path, src: Source) -> bool:
