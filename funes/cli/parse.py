@@ -1,17 +1,23 @@
-"""`funes-parse [PATH…|-] [--harness NAME]`: agent transcripts → turn JSONL on stdout."""
+"""`funes-parse [PATH…|-|--all] [--harness NAME] [--report [--json]]`: transcripts → turn JSONL.
+
+`--all` reads every agent's known locations under $HOME; `--report` prints, instead of the
+turns, what each input held and what became of it (see `sources.coverage`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from funes import sources
 from funes.cli._pipe import run, warn
 from funes.errors import FunesError, UsageError
-from funes.records import dumps
+from funes.records import Turn, dumps
 from funes.sources import FileStats
 
 PROG = "funes-parse"
@@ -26,6 +32,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="transcript file, directory, or -")
     p.add_argument("--harness", metavar="NAME", help="force the format (claude, codex, …)")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="read every agent's known locations under $HOME (~/.claude/projects, "
+        "~/.codex/sessions, ~/.pi/agent/sessions, ~/.hermes/state.db, ~/.hermes/sessions)",
+    )
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="print a coverage table per file (records read, kept, ignored, skipped; turns "
+        "and blocks) instead of the turns",
+    )
+    p.add_argument("--json", action="store_true", help="with --report: one JSON object per file")
     p.add_argument("-v", "--verbose", action="store_true", help="per-file summary on stderr")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     p.add_argument("--strict", action="store_true", help="stop at the first unreadable line")
@@ -39,7 +58,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     paths: list[str] = args.paths
-    if not paths:
+    if args.json and not args.report:
+        raise UsageError("--json goes with --report")
+    if args.all and paths:
+        raise UsageError("--all reads the known locations under $HOME; give it no paths")
+    if not paths and not args.all:
         if sys.stdin.isatty():
             raise UsageError("no input — give transcript paths, or - to read stdin")
         paths = ["-"]
@@ -48,6 +71,7 @@ def _main(args: argparse.Namespace) -> int:
     out = io.BufferedWriter(sys.stdout.buffer, buffer_size=1 << 16)
     total = FileStats("*")
     files = failed = 0
+    reports: list[dict[str, Any]] = []
 
     def on_file(st: FileStats) -> None:
         nonlocal files, failed
@@ -62,14 +86,32 @@ def _main(args: argparse.Namespace) -> int:
             raise FunesError(f"{st.path}: unreadable input (--strict)")
         if args.verbose:
             warn(PROG, f"{st.path}: {_counts(st)}")
+        if args.report:
+            rep = sources.coverage(st)
+            if args.json:
+                out.write(json.dumps(rep, ensure_ascii=False).encode("utf-8") + b"\n")
+            reports.append(rep)
+
+    def emit(turn: Turn) -> None:
+        if not args.report:  # a report is the same parse, with the turns counted and dropped
+            out.write(dumps(turn).encode("utf-8") + b"\n")
 
     try:
+        if args.all:
+            units = sources.sweep()
+            if not units:
+                roots = ", ".join(f"~/{r}" for s in sources.registry() for r in s.roots)
+                raise FunesError(f"no agent transcripts under $HOME (looked in {roots})")
+            for turn in sources.parse_units(units, on_file):
+                emit(turn)
         for p in paths:
             if p == "-":
-                _parse_stdin(args.harness, out, on_file)
+                _parse_stdin(args.harness, emit, on_file)
             else:
                 for turn in sources.parse([p], args.harness, on_file):
-                    out.write(dumps(turn).encode("utf-8") + b"\n")
+                    emit(turn)
+        if args.report and not args.json:
+            out.write(format_report(reports).encode("utf-8"))
     finally:
         out.flush()
     if not args.quiet:
@@ -79,13 +121,13 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def _parse_stdin(
-    harness: str | None, out: io.BufferedWriter, on_file: Callable[[FileStats], None]
+    harness: str | None, emit: Callable[[Turn], None], on_file: Callable[[FileStats], None]
 ) -> None:
     st = FileStats("<stdin>")
     src = sources.get_source(harness) if harness else None
     try:
         for turn in sources.parse_stream(sys.stdin.buffer, Path("-"), st, src):
-            out.write(dumps(turn).encode("utf-8") + b"\n")
+            emit(turn)
     except FunesError as e:
         st.error = str(e).replace("-: ", "<stdin>: ", 1)
     on_file(st)
@@ -107,6 +149,88 @@ def _counts(st: FileStats) -> str:
         f"{blocks} block{'' if blocks == 1 else 's'}, "
         f"{skipped} skipped line{'' if skipped == 1 else 's'}"
     )
+
+
+BLOCK_COLUMNS = ("text", "thinking", "tool_use", "tool_result")
+
+
+def format_report(reports: list[dict[str, Any]]) -> str:
+    """The coverage table: one row per input, a total, then what each input did not keep."""
+    head = ["file", "harness", "sessions", "read", "turns", "empty", "ignored", "UNEXPLAINED",
+            "unreadable", *BLOCK_COLUMNS]  # fmt: skip
+    rows, notes = [], []
+    totals = [0] * (len(head) - 2)
+    for r in reports:
+        nums = [
+            r["sessions"],
+            r["records_read"],
+            r["turns"],
+            sum(r["empty"].values()),
+            sum(r["ignored"].values()),
+            sum(r["unexplained"].values()),
+            sum(r["skipped"].values()),
+            *(r["blocks"].get(b, 0) for b in BLOCK_COLUMNS),
+        ]
+        totals = [a + b for a, b in zip(totals, nums, strict=True)]
+        rows.append([_short(r["path"]), r["harness"] or "-", *map(str, nums)])
+        notes.extend(_notes(r))
+    n = len(reports)
+    rows.append([f"total ({n} file{'' if n == 1 else 's'})", "", *map(str, totals)])
+    widths = [max(len(x[i]) for x in [head, *rows]) for i in range(len(head))]
+
+    def line(cells: list[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = [c.ljust(widths[1]) if i == 1 else c.rjust(widths[i]) for i, c in enumerate(cells)]
+        return "  ".join([first, *rest[1:]]).rstrip()
+
+    out = [line(head), *(line(r) for r in rows[:-1]), line(["-" * widths[0]]), line(rows[-1])]
+    unexplained = totals[5]
+    out.append("")
+    out.append(
+        "read = records (lines, rows, messages) read; turns = records kept as turns; empty = "
+        "kept but no content; ignored = not content by design; UNEXPLAINED = ignored kinds "
+        "that might hold content; unreadable = bad lines/elements skipped"
+    )
+    if notes:
+        out.append("")
+        out.extend(notes)
+    out.append("")
+    out.append(
+        f"{unexplained} unexplained record{'' if unexplained == 1 else 's'}, {totals[6]} unreadable"
+    )
+    return "\n".join(out) + "\n"
+
+
+def _notes(r: dict[str, Any]) -> list[str]:
+    lines = []
+
+    def kinds(c: dict[str, int]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    if r["error"]:
+        lines.append(f"  FAILED: {r['error']}")
+    if r["unexplained"]:
+        lines.append(f"  UNEXPLAINED (not read, might hold content): {kinds(r['unexplained'])}")
+    if r["skipped"]:
+        where = ", ".join(f"line {n} {why}" for n, why in r["skipped_lines"])
+        lines.append(f"  unreadable: {kinds(r['skipped'])} ({where})")
+    if r["repaired"]:
+        where = ", ".join(f"line {n}" for n, _ in r["repaired_lines"])
+        lines.append(
+            f"  repaired: {kinds(r['repaired'])} ({where}) — records written back to back "
+            "without a newline, each read"
+        )
+    if r["ignored"]:
+        lines.append(f"  ignored (not content): {kinds(r['ignored'])}")
+    if r["empty"]:
+        lines.append(f"  empty (no text after normalising): {kinds(r['empty'])}")
+    return [f"{r['path']}:", *lines] if lines else []
+
+
+def _short(path: str) -> str:
+    """The file name (full paths head the notes), its middle elided when long."""
+    name = Path(path).name or path
+    return name if len(name) <= 44 else f"{name[:20]}…{name[-23:]}"
 
 
 if __name__ == "__main__":

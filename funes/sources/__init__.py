@@ -15,6 +15,7 @@ import subprocess
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -49,6 +50,12 @@ class Source:
     parse_path: Callable[[Path, FileStats], Iterator[Turn]] | None = None
     # Lower sniffs first; the catch-all format (Claude Code) sniffs last.
     sniff_order: int = 50
+    # Record kinds (as counted in ``FileStats.ignored``) known to hold no conversation content;
+    # any other ignored kind is reported as unexplained by the coverage report.
+    not_content: frozenset[str] = frozenset()
+    # Drops units of this source that another unit already covers (Hermes: a session file
+    # whose session is also in state.db), so a sweep reads each conversation once.
+    prune: Callable[[list[Unit]], list[Unit]] | None = None
 
 
 @dataclass
@@ -57,6 +64,7 @@ class FileStats:
 
     path: str
     harness: str = ""
+    source: str = ""  # the Source.name that read it
     lines: int = 0
     records_kept: int = 0
     sessions: set[str] = field(default_factory=set)
@@ -65,8 +73,10 @@ class FileStats:
     skipped: Counter[str] = field(default_factory=Counter)  # bad lines, by reason
     ignored: Counter[str] = field(default_factory=Counter)  # valid records of kinds we don't index
     empty: Counter[str] = field(default_factory=Counter)  # records kept but holding no content
+    repaired: Counter[str] = field(default_factory=Counter)  # bad lines read anyway, by how
     error: str | None = None
     bad_lines: list[tuple[int, str]] = field(default_factory=list)
+    repaired_lines: list[tuple[int, str]] = field(default_factory=list)
 
     @property
     def skipped_lines(self) -> int:
@@ -77,11 +87,46 @@ class FileStats:
         if len(self.bad_lines) < 10:
             self.bad_lines.append((lineno, reason))
 
+    def repair(self, lineno: int, how: str) -> None:
+        self.repaired[how] += 1
+        if len(self.repaired_lines) < 10:
+            self.repaired_lines.append((lineno, how))
+
     def count(self, turn: Turn) -> Turn:
         self.sessions.add(turn.session_id)
         self.turns += 1
         self.blocks.update(b.type for b in turn.blocks)
         return turn
+
+
+def coverage(st: FileStats) -> dict[str, Any]:
+    """What one input held and what became of it — the `funes-parse --report` record.
+
+    Every record read is accounted for: kept as a turn, kept but empty (no content after
+    normalisation), ignored by design (a kind its source declares ``not_content``),
+    ignored without explanation (any other kind — it might hold content), or unreadable
+    (a bad line, by reason). Lines read despite a defect are listed under ``repaired``.
+    """
+    src = next((s for s in registry() if s.name == st.source), None)
+    known = src.not_content if src is not None else frozenset()
+    return {
+        "path": st.path,
+        "source": st.source,
+        "harness": st.harness,
+        "sessions": len(st.sessions),
+        "records_read": st.records_kept + st.skipped_lines,
+        "records_kept": st.turns,
+        "turns": st.turns,
+        "blocks": dict(st.blocks),
+        "empty": dict(st.empty),
+        "ignored": {k: n for k, n in st.ignored.items() if k in known},
+        "unexplained": {k: n for k, n in st.ignored.items() if k not in known},
+        "skipped": dict(st.skipped),
+        "skipped_lines": [list(x) for x in st.bad_lines],
+        "repaired": dict(st.repaired),
+        "repaired_lines": [list(x) for x in st.repaired_lines],
+        "error": st.error,
+    }
 
 
 # ---------------------------------------------------------------------------- registry
@@ -141,12 +186,21 @@ class Unit:
     source: Source | None
 
     def signature(self) -> str | None:
-        """`<size>:<mtime>` — what incremental indexing compares to skip unchanged files."""
+        """`<size>:<mtime>` — what incremental indexing compares to skip unchanged files.
+
+        A SQLite database in WAL mode (Hermes' state.db) takes new rows into its `-wal` file
+        long before the main file changes, so that file's size and mtime are part of it.
+        """
         try:
             st = self.path.stat()
         except OSError:
             return None
-        return f"{st.st_size}:{int(st.st_mtime)}"
+        sig = f"{st.st_size}:{int(st.st_mtime)}"
+        try:
+            wal = self.path.with_name(self.path.name + "-wal").stat()
+        except OSError:
+            return sig
+        return f"{sig}+{wal.st_size}:{int(wal.st_mtime)}"
 
 
 def discover(paths: Sequence[str | Path], harness: str | None = None) -> Iterator[Unit]:
@@ -158,16 +212,36 @@ def discover(paths: Sequence[str | Path], harness: str | None = None) -> Iterato
     for raw in paths:
         p = Path(os.path.abspath(raw))  # provenance names the file, whatever the cwd was
         if p.is_dir():
-            n = 0
-            for f in _walk(p, forced):
-                n += 1
-                yield Unit(f, forced or _source_by_path(f))
-            if n == 0:
+            units = [Unit(f, forced or _source_by_path(f)) for f in _walk(p, forced)]
+            if not units:
                 raise NotATranscript(f"{p}: no transcripts found in this directory")
+            yield from _prune(units)
         elif p.exists():
             yield Unit(p, forced or _source_by_path(p))
         else:
             raise UsageError(f"no such file or directory: {p}")
+
+
+def sweep(home: Path | None = None) -> list[Unit]:
+    """Every transcript under the agents' known locations in ``home`` (default ``$HOME``).
+
+    Each root is read by its own source (no sniffing); what one source already covers
+    elsewhere is pruned (see ``Source.prune``). An absent root is simply not there.
+    """
+    units: list[Unit] = []
+    for src, root in known_roots(home):
+        if root.is_dir():
+            units.extend(Unit(f, src) for f in _walk(root, src))
+        elif root.is_file():
+            units.append(Unit(root, src))
+    return _prune(units)
+
+
+def _prune(units: list[Unit]) -> list[Unit]:
+    for src in registry():
+        if src.prune is not None:
+            units = src.prune(units)
+    return units
 
 
 def _walk(root: Path, forced: Source | None) -> list[Path]:
@@ -224,7 +298,14 @@ def parse(
     ``on_file`` receives each file's stats once the file is done (also for files that failed,
     with ``error`` set). A directory with no transcripts or a missing path raises FunesError.
     """
-    for unit in discover(paths, harness):
+    yield from parse_units(discover(paths, harness), on_file)
+
+
+def parse_units(
+    units: Iterable[Unit], on_file: Callable[[FileStats], None] | None = None
+) -> Iterator[Turn]:
+    """Turns of each unit in turn (see ``parse``); a failing unit sets its stats' ``error``."""
+    for unit in units:
         stats = FileStats(str(unit.path))
         try:
             yield from parse_unit(unit, stats)
@@ -239,7 +320,7 @@ def parse(
 def parse_unit(unit: Unit, stats: FileStats) -> Iterator[Turn]:
     src = unit.source
     if src is not None and src.parse_path is not None:
-        stats.harness = src.harness
+        stats.harness, stats.source = src.harness, src.name
         yield from (stats.count(t) for t in src.parse_path(unit.path, stats))
         return
     with open(unit.path, "rb") as fp:
@@ -251,6 +332,10 @@ def parse_stream(
 ) -> Iterator[Turn]:
     """Parse one JSONL transcript from an open binary stream (a file or stdin)."""
     head = fp.peek(8192)[:8192] if hasattr(fp, "peek") else b""
+    if head.startswith((b"PAR1", b"SQLite format 3\0")):
+        raise UsageError(
+            f"{path}: parquet and SQLite inputs are read from a file path, not a stream"
+        )
     if b"\0" in head:
         raise NotATranscript(f"{path}: not a transcript (binary data)")
     records = iter_json_lines(fp, stats)
@@ -263,7 +348,7 @@ def parse_stream(
         src = sniff(first)
     if src.parse_records is None:
         raise UsageError(f"{path}: the {src.name} source does not read JSONL transcripts")
-    stats.harness = src.harness
+    stats.harness, stats.source = src.harness, src.name
     for turn in src.parse_records(itertools.chain([first], records), path, stats):
         yield stats.count(turn)
 
@@ -273,6 +358,10 @@ def iter_json_lines(fp: IO[bytes], stats: FileStats) -> Iterator[dict[str, Any]]
 
     Reasons: ``not_utf8``, ``malformed_json``, ``truncated`` (an unterminated last line that
     does not parse — a write caught mid-way), ``not_object``.
+
+    A line holding several complete records back to back (a writer that appended to a file
+    whose last line had lost its newline — seen in real pi sessions) is not lost: each record
+    is read and the line is counted in ``stats.repaired`` as ``concatenated_records``.
     """
     for lineno, raw in enumerate(fp, 1):
         stats.lines = lineno
@@ -286,14 +375,94 @@ def iter_json_lines(fp: IO[bytes], stats: FileStats) -> Iterator[dict[str, Any]]
             continue
         try:
             rec = json.loads(text)
-        except json.JSONDecodeError:
-            stats.skip(lineno, "malformed_json" if raw.endswith(b"\n") else "truncated")
+        except json.JSONDecodeError as e:
+            glued = _concatenated(text) if e.msg == "Extra data" else []
+            if not glued:
+                stats.skip(lineno, "malformed_json" if raw.endswith(b"\n") else "truncated")
+                continue
+            stats.repair(lineno, "concatenated_records")
+            for part in glued:
+                if part is None:  # a tail that does not parse: counted like any bad line
+                    stats.skip(lineno, "malformed_json" if raw.endswith(b"\n") else "truncated")
+                elif not isinstance(part, dict):
+                    stats.skip(lineno, "not_object")
+                else:
+                    stats.records_kept += 1
+                    yield part
             continue
         if not isinstance(rec, dict):
             stats.skip(lineno, "not_object")
             continue
         stats.records_kept += 1
         yield rec
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _concatenated(text: str) -> list[Any]:
+    """The JSON values of a line holding several back to back; [] if the first one is bad.
+
+    A tail that does not parse ends the list as ``None``.
+    """
+    out: list[Any] = []
+    pos, end = 0, len(text)
+    while pos < end:
+        try:
+            value, pos = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            if not out:
+                return []
+            out.append(None)
+            break
+        out.append(value)
+        while pos < end and text[pos] in " \t\r":
+            pos += 1
+    return out if len(out) > 1 else []
+
+
+# ---------------------------------------------------------------------------- timestamps
+
+
+def iso_from_epoch(value: float) -> str:
+    """An epoch timestamp as ISO-8601 UTC with milliseconds: `2026-03-04T09:00:02.500Z`.
+
+    Values from 1e11 up are read as milliseconds (1e11 s is the year 5138, 1e11 ms is 1973),
+    smaller ones as seconds. Out of range → "".
+    """
+    try:
+        ms = round(value) if abs(value) >= 1e11 else round(value * 1000)
+        return _iso(_EPOCH + timedelta(milliseconds=ms))
+    except (OverflowError, ValueError):
+        return ""
+
+
+def iso_utc(value: Any) -> str:
+    """A timestamp of any common shape (epoch s/ms number, ISO string) as ISO-8601 UTC `Z`.
+
+    An ISO string without an offset is local time of this machine (how Python's
+    `datetime.now().isoformat()` writes it). Unparseable strings are kept verbatim; anything
+    else gives "".
+    """
+    if isinstance(value, bool):
+        return ""
+    if isinstance(value, (int, float)):
+        return iso_from_epoch(value)
+    if not isinstance(value, str) or not value.strip():
+        return ""
+    try:
+        dt = datetime.fromisoformat(value.strip())
+        return _iso(dt if dt.tzinfo is not None else dt.astimezone())
+    except (ValueError, OverflowError, OSError):
+        return value
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _iso(dt: datetime) -> str:
+    dt = dt.astimezone(UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
 # ---------------------------------------------------------------------------- shared facets

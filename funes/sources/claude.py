@@ -143,4 +143,10 @@ SOURCE = Source(
     sniff=sniff,
     parse_records=parse_records,
     sniff_order=90,
+    # Bookkeeping, hook output and UI state: no conversation content (`last-prompt` repeats a
+    # user prompt already kept).
+    not_content=frozenset(
+        {"progress", "file-history-snapshot", "system", "summary", "queue-operation"}
+        | {"attachment", "last-prompt"}
+    ),
 )

@@ -156,4 +156,6 @@ SOURCE = Source(
     sniff=sniff,
     parse_records=parse_records,
     sniff_order=10,
+    # Session and turn settings, and `event_msg` (UI events mirroring the response items).
+    not_content=frozenset(("session_meta", "event_msg", "turn_context", "world_state")),
 )

@@ -1,0 +1,226 @@
+"""pi sessions: `~/.pi/agent/sessions/--<munged-cwd>--/<timestamp>_<uuid>.jsonl`.
+
+Reference §1.3, with these deliberate differences (design §3.8):
+
+- a user message whose `content` is a plain string is kept (the reference drops it);
+- a numeric timestamp (epoch milliseconds) becomes ISO-8601 UTC (`…T21:20:35.055Z`) so recency
+  can age it; a line without a timestamp takes its message's `timestamp` (epoch ms);
+- entries that carry conversation text besides messages are kept, each as its own turn with a
+  role naming what it is, so filters can include or exclude them:
+  - `compaction` → role `compaction`, the summary as a `text` block. After a compaction pi
+    sends the model this summary instead of the history before it; it is the agent's own
+    account of what was decided and why, often the only compact statement of it, and it is
+    not a system prompt (hence not role `system`);
+  - `branch_summary` → role `branch_summary` (the summary of a branch left via `/tree`);
+  - `custom_message` (extension text that pi sends to the model) and `custom` messages →
+    role `custom`;
+  - a `bashExecution` message (a command the user ran with `!`) → role `user`, a `tool_use`
+    block named `bash` holding `{"command": …}` and a `tool_result` block holding its output;
+- `toolResult` messages are role `tool` (as in the reference).
+
+Not content, ignored by design: the `session` header, `model_change`, `thinking_level_change`,
+`custom` entries (extension state, never sent to the model), `label`, `session_info`.
+
+Ids: `turn_uuid`/`parent_uuid` are the line's `id`/`parentId` (v3 trees). Versions 1 and 2
+have no ids; their entries are a linear chain (pi's own migration links each to the one
+before), so turns get `<session>-<seq>` and each points at the previous turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from funes.records import Block, Turn
+from funes.sources import (
+    FileStats,
+    Source,
+    compact_json,
+    flatten_tool_content,
+    is_blank,
+    iso_from_epoch,
+    munge_workdir,
+    repo_of,
+    workdir_of_path,
+)
+
+NOT_CONTENT = frozenset(
+    ("session", "model_change", "thinking_level_change", "custom", "label", "session_info")
+)
+# Entries (besides `message`) whose `summary` is conversation text, and the role they get.
+SUMMARIES = {"compaction": "compaction", "branch_summary": "branch_summary"}
+# Message roles pi keeps in memory and may persist, beyond user/assistant/toolResult.
+SUMMARY_ROLES = {"compactionSummary": "compaction", "branchSummary": "branch_summary"}
+
+
+def sniff(first: dict[str, Any]) -> bool:
+    rtype = first.get("type")
+    return rtype == "session" or (rtype == "message" and isinstance(first.get("message"), dict))
+
+
+def parse_records(
+    records: Iterable[dict[str, Any]], path: Path, stats: FileStats
+) -> Iterator[Turn]:
+    session_id = path.stem
+    workdir: str | None = None
+    repo = ""
+    seq = 0
+    prev_uuid: str | None = None
+    for rec in records:
+        rtype = rec.get("type")
+        if rtype == "session":
+            if workdir is None and (wd := munge_workdir(rec.get("cwd"))):
+                workdir, repo = wd, repo_of(rec["cwd"].strip())
+            if path.name == "-" and isinstance(rec.get("id"), str) and rec["id"]:
+                session_id = rec["id"]
+            stats.ignored["session"] += 1
+            continue
+        got = _entry(rec)
+        if got is None:
+            stats.ignored[_kind(rec)] += 1
+            continue
+        role, blocks = got
+        if not blocks:
+            stats.empty[_kind(rec)] += 1
+            continue
+        if "id" in rec:
+            uuid = rec["id"] if isinstance(rec["id"], str) else ""
+            parent = rec.get("parentId")
+            parent = parent if isinstance(parent, str) else None
+        else:  # v1/v2: a linear chain without ids
+            uuid, parent = f"{session_id}-{seq}", prev_uuid
+        yield Turn(
+            harness=SOURCE.harness,
+            session_id=session_id,
+            turn_uuid=uuid,
+            parent_uuid=parent,
+            seq=seq,
+            ts=_ts(rec),
+            role=role,
+            workdir=workdir or workdir_of_path(path),
+            repo=repo,
+            source_path=str(path),
+            blocks=blocks,
+        )
+        seq += 1
+        prev_uuid = uuid
+
+
+def _kind(rec: dict[str, Any]) -> str:
+    """The name a record is counted under: its type, and a message's role."""
+    rtype = str(rec.get("type"))
+    msg = rec.get("message")
+    if rtype == "message" and isinstance(msg, dict):
+        return f"message:{msg.get('role')}"
+    return rtype
+
+
+def _ts(rec: dict[str, Any]) -> str:
+    ts = rec.get("timestamp")
+    if isinstance(ts, str):
+        return ts
+    if isinstance(ts, (int, float)) and not isinstance(ts, bool):
+        return iso_from_epoch(ts)
+    msg = rec.get("message")
+    inner = msg.get("timestamp") if isinstance(msg, dict) else None
+    if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+        return iso_from_epoch(inner)
+    return inner if isinstance(inner, str) else ""
+
+
+def _entry(rec: dict[str, Any]) -> tuple[str, list[Block]] | None:
+    """(role, blocks) of a content entry; None for entries that never hold content."""
+    rtype = rec.get("type")
+    if rtype in SUMMARIES:
+        return SUMMARIES[rtype], _text_blocks(rec.get("summary"))
+    if rtype == "custom_message":
+        return "custom", _text_blocks(rec.get("content"))
+    msg = rec.get("message")
+    if rtype != "message" or not isinstance(msg, dict):
+        return None
+    role = msg.get("role")
+    content = msg.get("content")
+    if role == "user":
+        return "user", _text_blocks(content)
+    if role == "assistant":
+        return "assistant", _assistant_blocks(content)
+    if role == "toolResult":
+        text = flatten_tool_content(content)
+        name, call_id = _opt(msg.get("toolName")), _opt(msg.get("toolCallId"))
+        return "tool", [] if is_blank(text) else [Block("tool_result", text, name, call_id)]
+    if role == "bashExecution":
+        return "user", _bash_blocks(msg)
+    if role == "custom":
+        return "custom", _text_blocks(content)
+    if role in SUMMARY_ROLES:
+        return SUMMARY_ROLES[role], _text_blocks(msg.get("summary"))
+    return None
+
+
+def _text_blocks(content: Any) -> list[Block]:
+    """A string, or the `text` parts of a part list (images are not text)."""
+    if isinstance(content, str):
+        return [] if is_blank(content) else [Block("text", content)]
+    out = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict) and part.get("type") == "text":
+            text = part.get("text")
+            if isinstance(text, str) and not is_blank(text):
+                out.append(Block("text", text))
+    return out
+
+
+def _assistant_blocks(content: Any) -> list[Block]:
+    if isinstance(content, str):
+        return _text_blocks(content)
+    out = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        ptype = part.get("type")
+        if ptype == "thinking":
+            text = part.get("thinking")
+            if isinstance(text, str) and not is_blank(text):
+                out.append(Block("thinking", text))
+        elif ptype == "text":
+            text = part.get("text")
+            if isinstance(text, str) and not is_blank(text):  # pi often emits "\n\n"
+                out.append(Block("text", text))
+        elif ptype == "toolCall":
+            args = part.get("arguments")
+            out.append(
+                Block(
+                    "tool_use",
+                    compact_json({} if args is None else args),
+                    _opt(part.get("name")),
+                    _opt(part.get("id")),
+                )
+            )
+    return out
+
+
+def _bash_blocks(msg: dict[str, Any]) -> list[Block]:
+    command = msg.get("command")
+    if not isinstance(command, str) or is_blank(command):
+        return []
+    out = [Block("tool_use", compact_json({"command": command}), "bash")]
+    output = msg.get("output")
+    if isinstance(output, str) and not is_blank(output):
+        out.append(Block("tool_result", output, "bash"))
+    return out
+
+
+def _opt(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+SOURCE = Source(
+    name="pi",
+    harness="pi",
+    roots=(".pi/agent/sessions",),
+    sniff=sniff,
+    parse_records=parse_records,
+    sniff_order=20,
+    not_content=NOT_CONTENT,
+)
