@@ -1,6 +1,8 @@
-"""`funes-chunk [--tiers text,tool_use,tool_result] [--no-thinking]`: turns → chunks.
+"""`funes-chunk [--tiers text,tool_use,tool_result] [--no-thinking] [--no-redact]`: turns → chunks.
 
-Reads JSONL on stdin (or the files named). Turn lines become chunk lines; every other line —
+Secrets are redacted (`[REDACTED:<detector>]`, funes.secrets) in each whole block before it is
+split, unless `--no-redact`. Reads JSONL on stdin (or the files named). Turn lines become chunk
+lines; every other line —
 chunks already made, kinds this stage doesn't know — passes through byte for byte, so the
 stage can be run twice, or on a mixed stream, safely.
 """
@@ -13,6 +15,7 @@ import sys
 from contextlib import ExitStack
 from typing import IO
 
+from funes import secrets
 from funes.chunking import TIERS, chunk_turn
 from funes.cli._pipe import BadLines, read_records, run
 from funes.errors import UsageError
@@ -35,6 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="block tiers to chunk, comma-separated (default: %(default)s)",
     )
     p.add_argument("--no-thinking", action="store_true", help="leave thinking blocks out")
+    p.add_argument(
+        "--no-redact",
+        action="store_true",
+        help="keep secrets in the text (default: replace them with [REDACTED:<detector>])",
+    )
     p.add_argument("--strict", action="store_true", help="stop at the first bad line")
     return p
 
@@ -59,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     tiers = parse_tiers(args.tiers)
     thinking = not args.no_thinking
+    redact = None if args.no_redact else secrets.redact
     bad = BadLines(PROG, args.strict)
     out = io.BufferedWriter(sys.stdout.buffer, buffer_size=1 << 16)
     with ExitStack() as stack:
@@ -75,7 +84,7 @@ def _main(args: argparse.Namespace) -> int:
             for fp, where in inputs:
                 for raw, rec in read_records(fp, bad, where):
                     if isinstance(rec, Turn):
-                        for c in chunk_turn(rec, tiers, thinking):
+                        for c in chunk_turn(rec, tiers, thinking, redact):
                             out.write(dumps(c).encode("utf-8") + b"\n")
                     else:
                         out.write(raw if raw.endswith(b"\n") else raw + b"\n")
