@@ -22,6 +22,8 @@ def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("FUNES_HOME", str(home / ".funes-home"))
+    # The derived int8 embedding graph is cached once per test session, shared by all tests.
+    monkeypatch.setenv("FUNES_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "funes-model-cache"))
     return home
 
 

@@ -21,9 +21,9 @@ from funes.secrets.detectors import _CASED, _CASED_GATE
 
 
 def _load_bench() -> ModuleType:
-    # bench/secrets.py shares the seeded corpus; loaded by path (its name shadows stdlib `secrets`)
+    # bench/secret_detection.py shares the seeded corpus; loaded by path (its name shadows stdlib `secrets`)
     spec = importlib.util.spec_from_file_location(
-        "funes_bench_secrets", REPO / "bench" / "secrets.py"
+        "funes_bench_secrets", REPO / "bench" / "secret_detection.py"
     )
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
@@ -320,7 +320,7 @@ def test_module_import_cost_is_small() -> None:
 
 def test_bench_script_runs_without_shadowing_stdlib_secrets(tmp_path: Path) -> None:
     out = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "secrets.py"), "--per-detector", "1"],
+        [sys.executable, str(REPO / "bench" / "secret_detection.py"), "--per-detector", "1"],
         capture_output=True,
         text=True,
         timeout=300,

@@ -28,6 +28,8 @@ SUMMARIES = {
     "push": "publish the memory to a Hugging Face dataset",
     "scrub": "redact secrets from the local memory",
     "mcp": "run the MCP server on stdio",
+    "doctor": "check each agent's hooks, MCP registration and last hook run",
+    "optimize": "compact the memory and build its search indexes",
     "models": "the local models: pins, files, checks",
     "parse": "plumbing: transcripts → turn JSONL",
     "chunk": "plumbing: turn JSONL → chunk JSONL",

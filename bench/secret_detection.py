@@ -1,6 +1,6 @@
 """Secret detection: a seeded corpus, and per-detector recall and precision.
 
-    .venv/bin/python bench/secrets.py [--per-detector 40] [--seed 7] [--scanner]
+    .venv/bin/python bench/secret_detection.py [--per-detector 40] [--seed 7] [--scanner]
 
 Generates, deterministically, fake-but-realistic credentials of every type funes.secrets
 detects (random characters of each provider's alphabet and length — never real keys), embeds

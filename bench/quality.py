@@ -1,0 +1,230 @@
+"""Recall quality on ../shared/eval-dev, system by system, in one deterministic run.
+
+    .venv/bin/python bench/quality.py [--rebuild]
+
+Indexes the eval-dev corpus once into bench/work/ (reused while the corpus, funes' version and
+the embedding model are unchanged), then answers every labelled question with each system:
+
+- grep — what a user does without funes: rank sessions by how many query words `grep -i`
+  finds in them, return the best-matching lines of the best sessions;
+- BM25 only, vector only, hybrid (RRF of both legs), funes (hybrid + second-stage scoring),
+  funes + rerank (only when a cross-encoder is installed);
+- funes with the reference's recency (0.5^(age/30 d)) and with no recency, against ours.
+
+Scoring (eval-dev README): a returned passage answers when its text, whitespace collapsed and
+JSON string escapes undone, contains the collapsed answer quote or shares a 60-character run
+with it. Reports hit@1, hit@5, MRR@10 by kind and by agent; for `absent` questions the share
+flagged weak, for the others the share wrongly flagged; and tokens returned per query (≈ chars/4
+of what an agent would read). "Now" is fixed, so re-runs give identical numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import re
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+EVAL = ROOT.parent / "shared" / "eval-dev"
+WORK = ROOT / "bench" / "work"
+NOW = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
+
+_WS = re.compile(r"\s+")
+_ESC = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def unescape(s: str) -> str:
+    return _ESC.sub(lambda m: _ESCAPES.get(m[1]) or chr(int(m[1][1:], 16)), s)
+
+
+def collapse(s: str) -> str:
+    return _WS.sub(" ", s).strip()
+
+
+def answers(text: str, quote: str) -> bool:
+    q = collapse(quote)
+    for t in (collapse(text), collapse(unescape(text))):
+        if q in t:
+            return True
+        if len(q) > 60 and any(q[i : i + 60] in t for i in range(len(q) - 59)):
+            return True
+    return False
+
+
+def memory_dir(rebuild: bool) -> tuple[Path, float | None]:
+    """The eval-dev memory, built on first use; returns (path, index seconds if built now)."""
+    import funes
+    from funes.models import EMBEDDER_PIN
+
+    manifest = (EVAL / "corpus" / "manifest.json").read_bytes()
+    key = hashlib.sha256(manifest + funes.__version__.encode() + EMBEDDER_PIN.name.encode())
+    mem = WORK / f"eval-dev-{key.hexdigest()[:12]}"
+    if mem.exists() and not rebuild:
+        return mem, None
+    subprocess.run(["rm", "-rf", str(mem)], check=True)
+    t = dt.datetime.now()
+    subprocess.run(
+        [str(Path(sys.executable).parent / "funes"), "index", str(EVAL / "corpus"), "--yes",
+         "--memory", str(mem)],
+        check=True, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    return mem, (dt.datetime.now() - t).total_seconds()
+
+
+# ---------------------------------------------------------------- the grep baseline
+
+_QWORD = re.compile(r"[A-Za-z0-9_.\-/#]{3,}")
+_STOP = {"the", "and", "for", "was", "why", "what", "did", "does", "how", "when", "which", "with",
+         "that", "this", "from", "were", "are", "our", "its", "not", "but", "into", "get", "got"}  # fmt: skip
+
+
+def grep_system(files: list[Path]) -> Callable[[str], list[str]]:
+    texts = {f: f.read_text(encoding="utf-8", errors="replace") for f in files}
+    lowered = {f: t.lower() for f, t in texts.items()}
+
+    def search(query: str) -> list[str]:
+        words = [w for w in dict.fromkeys(w.lower().strip(".-/") for w in _QWORD.findall(query))
+                 if w and w not in _STOP]  # fmt: skip
+        ranked = sorted(files, key=lambda f: (-sum(w in lowered[f] for w in words), str(f)))
+        lines: list[tuple[int, str]] = []
+        for f in ranked[:3]:
+            for line in texts[f].splitlines():
+                low = line.lower()
+                n = sum(w in low for w in words)
+                if n:
+                    lines.append((n, line))
+        lines.sort(key=lambda x: -x[0])
+        return [line for _, line in lines[:10]]
+
+    return search
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def score(ranked: list[str], quote: str) -> int | None:
+    for r, text in enumerate(ranked[:10]):
+        if answers(text, quote):
+            return r
+    return None
+
+
+def summarize(ranks: list[int | None]) -> dict[str, float]:
+    n = len(ranks) or 1
+    return {
+        "n": len(ranks),
+        "hit@1": sum(r == 0 for r in ranks) / n,
+        "hit@5": sum(r is not None and r < 5 for r in ranks) / n,
+        "mrr@10": sum(0 if r is None else 1 / (r + 1) for r in ranks) / n,
+    }
+
+
+def run(rebuild: bool = False) -> dict[str, Any]:
+    from funes.cli._format import recall_agent
+    from funes.models import load_embedder, load_reranker
+    from funes.retrieval import Query, Searcher
+    from funes.store import open_memory
+
+    queries = [
+        json.loads(line) for line in (EVAL / "queries.jsonl").read_text().splitlines() if line
+    ]
+    mem_path, built_s = memory_dir(rebuild)
+    mem = open_memory(mem_path)
+    emb = load_embedder()
+    rr = load_reranker()
+    systems: dict[str, Any] = {
+        "grep": grep_system(sorted((EVAL / "corpus").rglob("*.jsonl"))),
+        "bm25": Searcher(mem, emb, None, mode="lexical", recency="off"),
+        "vector": Searcher(mem, emb, None, mode="vector", recency="off"),
+        "hybrid (rrf)": Searcher(mem, emb, None, mode="rrf", recency="off"),
+        "funes": Searcher(mem, emb, None),
+        "funes, reference recency": Searcher(mem, emb, None, recency="reference"),
+        "funes, no recency": Searcher(mem, emb, None, recency="off"),
+    }
+    if rr is not None:
+        systems["funes + rerank"] = Searcher(mem, emb, rr)
+    out: dict[str, Any] = {}
+    for name, system in systems.items():
+        by_kind: dict[str, list[int | None]] = defaultdict(list)
+        by_agent: dict[str, list[int | None]] = defaultdict(list)
+        weak = {"absent": [], "answerable": []}  # type: dict[str, list[bool]]
+        tokens = []
+        for q in queries:
+            if name == "grep":
+                texts = system(q["query"])
+                verdict = None
+                tokens.append(sum(len(t) for t in texts) / 4)
+            else:
+                res = system.search(Query(q["query"]), now=NOW)
+                texts = [h.row["text"] for h in res.hits]
+                verdict = res.verdict
+                tokens.append(len(recall_agent(res)) / 4)
+            if q["kind"] == "absent":
+                weak["absent"].append(verdict == "weak")
+                continue
+            weak["answerable"].append(verdict == "weak")
+            r = score(texts, q["answer_quote"])
+            by_kind[q["kind"]].append(r)
+            by_agent[q["agent"]].append(r)
+        all_ranks = [r for v in by_kind.values() for r in v]
+        out[name] = {
+            "all": summarize(all_ranks),
+            "by_kind": {k: summarize(v) for k, v in sorted(by_kind.items())},
+            "by_agent": {k: summarize(v) for k, v in sorted(by_agent.items())},
+            "weak_on_absent": None if name == "grep" else statistics.fmean(weak["absent"]),
+            "weak_on_answerable": None if name == "grep" else statistics.fmean(weak["answerable"]),
+            "tokens_per_query": statistics.median(tokens),
+        }
+    return {"suite": "quality", "now": NOW.isoformat(), "memory_chunks": mem.count(),
+            "index_seconds": built_s, "reranker": rr.name if rr else None, "systems": out}  # fmt: skip
+
+
+def table(doc: dict[str, Any]) -> str:
+    rows = ["| system | hit@1 | hit@5 | MRR@10 | weak on absent | weak on answerable | tokens/query |",
+            "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for name, s in doc["systems"].items():
+        a = s["all"]
+        wa = "—" if s["weak_on_absent"] is None else f"{s['weak_on_absent']:.0%}"
+        wn = "—" if s["weak_on_answerable"] is None else f"{s['weak_on_answerable']:.0%}"
+        rows.append(f"| {name} | {a['hit@1']:.3f} | {a['hit@5']:.3f} | {a['mrr@10']:.3f} | {wa} | {wn} "
+                    f"| {s['tokens_per_query']:.0f} |")  # fmt: skip
+    kinds = sorted({k for s in doc["systems"].values() for k in s["by_kind"]})
+    rows += ["", "hit@5 by kind and agent:", "",
+             "| system | " + " | ".join(kinds) + " | claude-code | codex | pi |",
+             "|---" * (len(kinds) + 4) + "|"]  # fmt: skip
+    for name, s in doc["systems"].items():
+        cells = [f"{s['by_kind'][k]['hit@5']:.2f}" for k in kinds]
+        cells += [
+            f"{s['by_agent'].get(a, {}).get('hit@5', 0):.2f}"
+            for a in ("claude-code", "codex", "pi")
+        ]
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--rebuild", action="store_true", help="re-index eval-dev even if cached")
+    args = ap.parse_args()
+    doc = run(args.rebuild)
+    out = ROOT / "bench" / "results" / f"quality-{dt.date.today().isoformat()}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2) + "\n")
+    print(table(doc))
+    print(f"\nwritten {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""Wiring coding agents to funes: hook scripts, config merges, MCP registration (design §1).
+
+One module per agent (``claude``, ``codex``, ``hermes``, ``pi``) with ``add(ctx, result)``,
+``remove(ctx, result)`` and ``status(ctx)``; what they share is in ``_common``. Everything an
+agent reads lives under ``$HOME`` (never ``$FUNES_HOME``); everything is idempotent and keeps
+every byte of the user's own configuration.
+
+    from funes.agents import Context, add, remove, default_funes_bin
+    res = add("codex", Context(home=Path.home(), funes_bin=default_funes_bin()))
+    res.done, res.manual, res.problems
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from funes.agents._common import AGENTS, ConfigError, Context, Result
+from funes.errors import UsageError
+
+__all__ = [
+    "AGENTS",
+    "ConfigError",
+    "Context",
+    "Result",
+    "add",
+    "default_funes_bin",
+    "module",
+    "remove",
+]
+
+
+def module(agent: str) -> ModuleType:
+    if agent not in AGENTS:
+        raise UsageError(f"unknown agent {agent!r}: choose one of {', '.join(AGENTS)}")
+    return importlib.import_module(f"funes.agents.{agent}")
+
+
+def default_funes_bin() -> str:
+    """``$FUNES_BIN``, else the absolute path of the running ``funes`` executable, so hooks work
+    without PATH. A symlink is kept as is (a pipx or ~/.local/bin link outlives upgrades)."""
+    env = os.environ.get("FUNES_BIN", "").strip()
+    if env:
+        return env
+    argv0 = sys.argv[0] if sys.argv else ""
+    if Path(argv0).name == "funes" and os.access(argv0, os.X_OK):
+        return os.path.abspath(argv0)
+    beside = Path(sys.executable).parent / "funes"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("funes")
+    return os.path.abspath(found) if found else "funes"
+
+
+def add(agent: str, ctx: Context) -> Result:
+    res = Result(agent)
+    module(agent).add(ctx, res)
+    return res
+
+
+def remove(agent: str, ctx: Context) -> Result:
+    res = Result(agent)
+    module(agent).remove(ctx, res)
+    return res

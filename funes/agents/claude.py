@@ -1,0 +1,243 @@
+"""Claude Code: a hooks-only plugin (Stop per turn, SessionEnd) plus the MCP server at user
+scope (reference §7.2). funes never edits ``~/.claude/settings.json``.
+
+The plugin lives in a one-plugin marketplace under ``~/.funes/integrations/claude-plugin/``;
+``claude plugin install`` is a no-op for an installed plugin, so a changed plugin is
+uninstalled first.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from funes import __version__
+from funes.agents._common import (
+    INDEX_SCRIPT,
+    Context,
+    Registrations,
+    Result,
+    cli_error,
+    gone,
+    hook_command,
+    hook_script,
+    mcp_args,
+    prune_dirs,
+    remove_tree,
+    run_cli,
+    shell_join,
+    which,
+    write_if_changed,
+)
+
+NAME = "claude"
+MARKETPLACE = "huggingface"
+PLUGIN = f"funes@{MARKETPLACE}"
+EVENTS = {
+    "Stop": "Indexing turn into funes memory",
+    "SessionEnd": "Indexing session into funes memory",
+}
+DESCRIPTION = "Index each Claude Code turn into the local funes memory."
+ABSENT_MCP = 'No MCP server named "funes"'
+ABSENT_PLUGIN = f'Plugin "{PLUGIN}" not found'
+ABSENT_MARKETPLACE = f"Marketplace '{MARKETPLACE}' not found"
+
+
+def root(ctx: Context) -> Path:
+    return ctx.integrations / "claude-plugin"
+
+
+def hooks_doc(ctx: Context) -> dict[str, Any]:
+    script = "${CLAUDE_PLUGIN_ROOT}/scripts/" + INDEX_SCRIPT
+    command = hook_command(script, NAME, ctx.funes_bin, ctx.memory)
+    return {
+        "hooks": {
+            event: [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": command,
+                            "timeout": 15,
+                            "statusMessage": status,
+                        }
+                    ]
+                }
+            ]
+            for event, status in EVENTS.items()
+        }
+    }
+
+
+def _pretty(doc: object) -> bytes:
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def files(ctx: Context) -> dict[Path, tuple[bytes, int | None]]:
+    r = root(ctx)
+    return {
+        r / ".claude-plugin" / "marketplace.json": (
+            _pretty(
+                {
+                    "name": MARKETPLACE,
+                    "owner": {"name": MARKETPLACE},
+                    "plugins": [{"name": "funes", "source": "./funes", "description": DESCRIPTION}],
+                }
+            ),
+            None,
+        ),
+        r / "funes" / ".claude-plugin" / "plugin.json": (
+            _pretty(
+                {
+                    "name": "funes",
+                    "version": __version__,
+                    "description": DESCRIPTION,
+                    "author": {"name": "funes"},
+                }
+            ),
+            None,
+        ),
+        r / "funes" / "hooks" / "hooks.json": (_pretty(hooks_doc(ctx)), None),
+        r / "funes" / "scripts" / INDEX_SCRIPT: (hook_script(), 0o755),
+    }
+
+
+def mcp_command(ctx: Context) -> list[str]:
+    return [
+        "claude",
+        "mcp",
+        "add",
+        "funes",
+        "-s",
+        "user",
+        "--",
+        ctx.funes_bin,
+        *mcp_args(ctx.memory),
+    ]
+
+
+def mcp_registered(ctx: Context) -> bool | None:
+    """Ask Claude Code whether ``funes`` is registered with this command; None: no CLI."""
+    proc = run_cli(["claude", "mcp", "get", "funes"], timeout=60)
+    if proc is None:
+        return None
+    if proc.returncode != 0:
+        return False
+    want_args = " ".join(mcp_args(ctx.memory))
+    text = proc.stdout
+    return f"Command: {ctx.funes_bin}" in text and f"Args: {want_args}" in text
+
+
+def plugin_installed(ctx: Context) -> bool:
+    """Claude's own record of installed plugins when it has one, else funes' registration note."""
+    registry = ctx.home / ".claude" / "plugins" / "installed_plugins.json"
+    try:
+        data = json.loads(registry.read_text("utf-8"))
+        plugins = data.get("plugins", data) if isinstance(data, dict) else {}
+        return isinstance(plugins, dict) and PLUGIN in plugins
+    except (OSError, ValueError):
+        return Registrations(ctx).get("claude-plugin") == str(root(ctx))
+
+
+def add(ctx: Context, res: Result) -> None:
+    changed = False
+    for path, (data, mode) in files(ctx).items():
+        if write_if_changed(path, data, mode):
+            changed = True
+    r = ctx.show(root(ctx))
+    res.did(
+        f"plugin files in {r} (hooks: Stop, SessionEnd → {INDEX_SCRIPT})"
+        + ("" if changed else ", unchanged"),
+        changed,
+    )
+    reg = Registrations(ctx)
+    marketplace = ["claude", "plugin", "marketplace", "add", str(root(ctx))]
+    install = ["claude", "plugin", "install", PLUGIN]
+    mcp = mcp_command(ctx)
+    if which("claude") is None:
+        for argv in (marketplace, install, ["claude", "mcp", "remove", "funes", "-s", "user"], mcp):
+            res.todo(shell_join(argv))
+        res.did("claude is not on PATH: plugin and MCP registration left to you", False)
+        return
+    if changed or not plugin_installed(ctx):
+        proc = run_cli(marketplace)
+        if proc is not None and proc.returncode != 0 and "already" not in proc.stdout + proc.stderr:
+            res.problem(cli_error(marketplace, proc))
+            return
+        if changed:
+            run_cli(["claude", "plugin", "uninstall", PLUGIN])
+        proc = run_cli(install)
+        if proc is not None and proc.returncode != 0:
+            res.problem(cli_error(install, proc))
+            return
+        reg.set("claude-plugin", str(root(ctx)))
+        res.did(f"ran: {shell_join(marketplace)}; {shell_join(install)}")
+    else:
+        res.did(f"plugin {PLUGIN} already installed", False)
+    if mcp_registered(ctx) and reg.get("claude-mcp") == mcp:
+        res.did("MCP server funes already registered (user scope)", False)
+        return
+    run_cli(["claude", "mcp", "remove", "funes", "-s", "user"])
+    proc = run_cli(mcp)
+    if proc is not None and proc.returncode != 0:
+        res.problem(cli_error(mcp, proc))
+        return
+    reg.set("claude-mcp", mcp)
+    res.did(f"ran: {shell_join(mcp)}")
+
+
+def remove(ctx: Context, res: Result) -> None:
+    steps = [
+        (["claude", "mcp", "remove", "funes", "-s", "user"], ABSENT_MCP),
+        (["claude", "plugin", "uninstall", PLUGIN], ABSENT_PLUGIN),
+        (["claude", "plugin", "marketplace", "remove", MARKETPLACE], ABSENT_MARKETPLACE),
+    ]
+    if which("claude") is None:
+        for argv, _ in steps:
+            res.todo(shell_join(argv))
+    else:
+        for argv, marker in steps:
+            proc = run_cli(argv)
+            if proc is None:
+                continue
+            if not gone(proc, marker):
+                res.problem(cli_error(argv, proc))
+            elif proc.returncode == 0:
+                res.did(f"ran: {shell_join(argv)}")
+    reg = Registrations(ctx)
+    reg.set("claude-plugin", None)
+    reg.set("claude-mcp", None)
+    if remove_tree(root(ctx)):
+        res.did(f"deleted {ctx.show(root(ctx))}")
+    prune_dirs(ctx.integrations, ctx.home)
+
+
+def status(ctx: Context) -> dict[str, Any]:
+    """Hooks and MCP as installed (doctor)."""
+    hooks_file = root(ctx) / "funes" / "hooks" / "hooks.json"
+    script = root(ctx) / "funes" / "scripts" / INDEX_SCRIPT
+    events: list[str] = []
+    try:
+        doc = json.loads(hooks_file.read_text("utf-8"))
+        events = [e for e in doc.get("hooks", {}) if e in EVENTS]
+    except (OSError, ValueError, AttributeError):
+        pass
+    return {
+        "hooks": events,
+        "hooks_file": str(hooks_file),
+        "script": str(script) if script.exists() else None,
+        "script_current": script.exists() and script.read_bytes() == hook_script(),
+        "commands": _commands(hooks_file),
+        "mcp": mcp_registered(ctx),
+    }
+
+
+def _commands(hooks_file: Path) -> list[str]:
+    try:
+        doc = json.loads(hooks_file.read_text("utf-8"))
+        return sorted(
+            {h["command"] for gs in doc["hooks"].values() for g in gs for h in g["hooks"]}
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []

@@ -1,0 +1,183 @@
+"""Codex: the index hook on ``Stop`` in ``~/.codex/hooks.json`` and the MCP server through
+``codex mcp add`` (reference §7.3). Codex has no session-end event; Stop fires every turn.
+funes does not edit ``~/.codex/config.toml`` (Codex writes its own MCP entry there).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from funes.agents._common import (
+    INDEX_SCRIPT,
+    ConfigError,
+    Context,
+    Registrations,
+    Result,
+    cli_error,
+    gone,
+    has_funes_hooks,
+    hook_command,
+    hook_script,
+    install_script,
+    is_funes_group,
+    load_json_object,
+    mcp_args,
+    merge_hooks,
+    prune_dirs,
+    remove_file,
+    restore_json_user_file,
+    run_cli,
+    shell_join,
+    which,
+    write_json_user_file,
+)
+
+NAME = "codex"
+ABSENT_MCP = "No MCP server named 'funes' found"
+STATUS = "Indexing turn into funes memory"
+
+
+def hooks_dir(ctx: Context) -> Path:
+    return ctx.home / ".codex" / "hooks"
+
+
+def hooks_file(ctx: Context) -> Path:
+    return ctx.home / ".codex" / "hooks.json"
+
+
+def desired(ctx: Context) -> dict[str, list[dict[str, Any]]]:
+    script = str(hooks_dir(ctx) / INDEX_SCRIPT)
+    command = hook_command(script, NAME, ctx.funes_bin, ctx.memory)
+    hook = {"type": "command", "command": command, "timeout": 15, "statusMessage": STATUS}
+    return {"Stop": [{"hooks": [hook]}]}
+
+
+def mcp_command(ctx: Context) -> list[str]:
+    return ["codex", "mcp", "add", "funes", "--", ctx.funes_bin, *mcp_args(ctx.memory)]
+
+
+def mcp_registered(ctx: Context) -> bool | None:
+    """Ask Codex whether ``funes`` is registered with this command; None: no CLI."""
+    proc = run_cli(["codex", "mcp", "get", "funes", "--json"], timeout=60)
+    if proc is None:
+        return None
+    if proc.returncode != 0:
+        return False
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError:
+        return True  # registered, in a shape we cannot compare
+    transport = data.get("transport", data) if isinstance(data, dict) else {}
+    return (
+        isinstance(transport, dict)
+        and transport.get("command") == ctx.funes_bin
+        and transport.get("args") == mcp_args(ctx.memory)
+    )
+
+
+def manual_block(ctx: Context) -> str:
+    return json.dumps({"hooks": desired(ctx)}, indent=2)
+
+
+def add(ctx: Context, res: Result) -> None:
+    script = hooks_dir(ctx) / INDEX_SCRIPT
+    wrote = install_script(script)
+    res.did(f"hook script {ctx.show(script)}" + ("" if wrote else ", unchanged"), wrote)
+    path = hooks_file(ctx)
+    try:
+        doc, raw = load_json_object(path)
+        assert doc is not None
+        pristine = not has_funes_hooks(doc)
+        new = merge_hooks(doc, desired(ctx))
+    except ConfigError as e:
+        res.problem(
+            f"{ctx.show(path)}: {e}; left it untouched — merge this block by hand, or fix the "
+            f"file and rerun `funes add codex`:\n{manual_block(ctx)}"
+        )
+    else:
+        wrote = write_json_user_file(ctx, path, doc, raw, new, pristine)
+        res.did(f"Stop hook in {ctx.show(path)}" + ("" if wrote else ", unchanged"), wrote)
+    mcp = mcp_command(ctx)
+    if which("codex") is None:
+        res.todo(shell_join(mcp))
+        res.did("codex is not on PATH: MCP registration left to you", False)
+        return
+    reg = Registrations(ctx)
+    if mcp_registered(ctx) and reg.get("codex-mcp") == mcp:
+        res.did("MCP server funes already registered", False)
+        return
+    proc = run_cli(mcp)
+    if proc is not None and proc.returncode != 0:
+        res.problem(cli_error(mcp, proc))
+        return
+    reg.set("codex-mcp", mcp)
+    res.did(f"ran: {shell_join(mcp)}")
+
+
+def remove(ctx: Context, res: Result) -> None:
+    argv = ["codex", "mcp", "remove", "funes"]
+    proc = run_cli(argv)
+    if proc is None:
+        res.todo(shell_join(argv))
+    elif not gone(proc, ABSENT_MCP):
+        res.problem(cli_error(argv, proc))
+    elif proc.returncode == 0:
+        res.did(f"ran: {shell_join(argv)}")
+    Registrations(ctx).set("codex-mcp", None)
+    path = hooks_file(ctx)
+    try:
+        doc, raw = load_json_object(path)
+        assert doc is not None
+        if raw is not None and "hooks" in doc:
+            stripped = merge_hooks(doc, {})
+            if stripped != doc:
+                restore_json_user_file(ctx, path, stripped, raw, "hooks")
+                res.did(f"removed funes hooks from {ctx.show(path)}")
+    except ConfigError as e:
+        res.problem(f"{ctx.show(path)}: {e}; left it untouched — remove the funes entries by hand")
+    for name in (INDEX_SCRIPT, "funes-push.sh", "funes-sync.log"):
+        if remove_file(hooks_dir(ctx) / name):
+            res.did(f"deleted {ctx.show(hooks_dir(ctx) / name)}")
+    prune_dirs(hooks_dir(ctx), ctx.home)
+
+
+def status(ctx: Context) -> dict[str, Any]:
+    events: list[str] = []
+    commands: list[str] = []
+    try:
+        doc, _ = load_json_object(hooks_file(ctx))
+        for event, groups in ((doc or {}).get("hooks") or {}).items():
+            for g in groups if isinstance(groups, list) else []:
+                if is_funes_group(g):
+                    events.append(event)
+                    commands += [h.get("command", "") for h in g["hooks"] if isinstance(h, dict)]
+    except (ConfigError, AttributeError):
+        pass
+    script = hooks_dir(ctx) / INDEX_SCRIPT
+    return {
+        "hooks": sorted(set(events)),
+        "hooks_file": str(hooks_file(ctx)),
+        "script": str(script) if script.exists() else None,
+        "script_current": script.exists() and script.read_bytes() == hook_script(),
+        "commands": commands,
+        "mcp": mcp_registered(ctx),
+        "note": _features_note(ctx),
+    }
+
+
+def _features_note(ctx: Context) -> str | None:
+    """Codex runs hooks.json only with its hooks feature on (off in ``[features]`` = no hooks)."""
+    import tomllib
+
+    try:
+        conf = tomllib.loads((ctx.home / ".codex" / "config.toml").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    features = conf.get("features", {})
+    if isinstance(features, dict) and (
+        features.get("hooks") is False or features.get("codex_hooks") is False
+    ):
+        return "hooks are switched off in ~/.codex/config.toml ([features] hooks = false)"
+    return None

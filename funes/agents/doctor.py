@@ -1,0 +1,115 @@
+"""`funes doctor`: for each agent, are its hooks and MCP installed, when did the hook last run
+and how did it end; and what indexing work is pending in the memory.
+
+Hooks are read from the files `funes add` writes; MCP is asked of the agent's CLI (None when
+the CLI is not on PATH: unknown), except Hermes, whose registration is the config entry funes
+writes itself.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from funes.agents import AGENTS, Context, hooklog, module
+
+
+@dataclass
+class AgentReport:
+    agent: str
+    hooks: list[str]
+    hooks_file: str
+    script: str | None
+    script_current: bool
+    funes_bin: str | None
+    funes_bin_ok: bool
+    mcp: bool | None
+    mcp_source: str
+    last_start: str | None = None
+    last_end: str | None = None
+    last_outcome: str | None = None
+    last_detail: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def installed(self) -> bool:
+        return bool(self.hooks) or bool(self.mcp)
+
+
+def _recorded_bin(commands: list[str]) -> str | None:
+    import shlex
+
+    for c in commands:
+        try:
+            words = shlex.split(c)
+        except ValueError:
+            continue
+        if "--funes" in words[:-1]:
+            return words[words.index("--funes") + 1]
+    return None
+
+
+def agent_report(agent: str, ctx: Context, entries: list[hooklog.Entry]) -> AgentReport:
+    st: dict[str, Any] = module(agent).status(ctx)
+    funes_bin = st.get("funes_bin") or _recorded_bin(st.get("commands", []))
+    rep = AgentReport(
+        agent=agent,
+        hooks=st["hooks"],
+        hooks_file=ctx.show(Path(st["hooks_file"])),
+        script=ctx.show(Path(st["script"])) if st.get("script") else None,
+        script_current=bool(st.get("script_current")),
+        funes_bin=funes_bin,
+        funes_bin_ok=bool(funes_bin) and os.access(str(funes_bin), os.X_OK),
+        mcp=st.get("mcp"),
+        mcp_source=st.get("mcp_source", f"{agent} mcp get funes"),
+    )
+    if st.get("note"):
+        rep.notes.append(st["note"])
+    if rep.hooks and rep.script is None:
+        rep.notes.append(f"hook configured but its script is missing: rerun `funes add {agent}`")
+    elif rep.script and not rep.script_current:
+        rep.notes.append(f"hook script is out of date: rerun `funes add {agent}`")
+    if rep.hooks and funes_bin and not rep.funes_bin_ok:
+        rep.notes.append(
+            f"recorded funes executable {funes_bin} is gone: rerun `funes add {agent}`"
+        )
+    start, end = hooklog.last_run(agent, entries)
+    if start:
+        rep.last_start = start.ts
+    if end:
+        rep.last_end = end.ts
+        rep.last_outcome = end.message
+        rep.last_detail = end.detail[-5:]
+    return rep
+
+
+def pending(memory: str | None = None) -> dict[str, Any] | None:
+    """Work the memory still owes: chunks stored without vectors. None when no memory opens."""
+    try:
+        from funes.store import open_memory
+
+        mem = open_memory(memory)
+        counts = mem.counts()
+    except Exception:
+        return None
+    return {
+        "memory": str(mem.path),
+        "chunks": counts.chunks,
+        "sessions": counts.sessions,
+        "without_vectors": counts.without_vectors,
+    }
+
+
+def report(
+    ctx: Context, agents: tuple[str, ...] = AGENTS, memory: str | None = None
+) -> dict[str, Any]:
+    entries = hooklog.read()
+    return {
+        "checked": datetime.now(UTC).isoformat(timespec="seconds"),
+        "log": str(hooklog.log_path()),
+        "agents": [asdict(agent_report(a, ctx, entries)) for a in agents],
+        "memory": pending(memory),
+    }

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# funes-index.sh AGENT [--funes PATH] [--memory M] — the per-turn / session-end index hook.
+#
+# The agent pipes its hook payload (JSON: transcript_path, session_id, hook_event_name, cwd) to
+# stdin. The foreground saves it to a temp file, starts a detached worker and exits 0 at once:
+# no Python, no output, so the agent never waits on funes and never reads anything from it.
+# The worker runs `funes index <transcript_path> --yes [--memory M]` (the writer lock is taken by
+# `funes index`) and logs one line per step to $FUNES_HOME/logs/hooks.log:
+#   <ISO time> <agent> <event> <session>: start <target> | ok (<summary>) | FAILED (exit N) | …
+# A failure is logged, never surfaced; the next turn catches up (indexing is idempotent).
+# Installed by `funes add <agent>`; see hooks/README.md.
+set -u
+
+if [ "${1:-}" != "--worker" ]; then
+	payload=$(mktemp "${TMPDIR:-/tmp}/funes-hook.XXXXXX" 2>/dev/null) || payload=""
+	if [ -n "$payload" ]; then
+		cat >"$payload" 2>/dev/null
+	else
+		cat >/dev/null 2>&1
+	fi
+	# A new session (setsid) so the agent's process-group kill or hangup never reaches the
+	# worker; without setsid (macOS), job control gives it its own process group.
+	if command -v setsid >/dev/null 2>&1; then
+		setsid bash "$0" --worker "$payload" "$@" </dev/null >/dev/null 2>&1 &
+	else
+		set -m
+		nohup bash "$0" --worker "$payload" "$@" </dev/null >/dev/null 2>&1 &
+	fi
+	exit 0
+fi
+
+# ---------------------------------------------------------------------------- worker
+shift
+payload=${1:-}
+shift
+agent=${1:-claude}
+[ $# -gt 0 ] && shift
+funes_bin=${FUNES_BIN:-}
+memory=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--funes) funes_bin=${2:-}; shift 2 || shift ;;
+	--memory) memory=${2:-}; shift 2 || shift ;;
+	*) shift ;;
+	esac
+done
+
+# Close every inherited descriptor but 0-2 (already /dev/null) and bash's own script fd (255),
+# so nothing the agent passed down stays open while the index runs.
+for fd in /dev/fd/*; do
+	n=${fd##*/}
+	case $n in
+	0 | 1 | 2 | 255 | *[!0-9]*) ;;
+	*) eval "exec $n>&-" 2>/dev/null ;;
+	esac
+done
+
+if [ -n "${FUNES_HOME:-}" ]; then
+	fh=$FUNES_HOME
+	case $fh in "~/"*) fh="$HOME/${fh#"~/"}" ;; esac
+elif [ "$(uname -s 2>/dev/null)" = Darwin ]; then
+	fh="$HOME/Library/Application Support/funes"
+else
+	fh="${XDG_DATA_HOME:-$HOME/.local/share}/funes"
+fi
+logdir="$fh/logs"
+logfile="$logdir/hooks.log"
+mkdir -p "$logdir" 2>/dev/null || exit 0
+
+size=$(wc -c <"$logfile" 2>/dev/null || echo 0)
+if [ "${size// /}" -gt 1048576 ] 2>/dev/null; then
+	mv -f "$logfile" "$logfile.1" 2>/dev/null
+fi
+
+# One JSON string field of the payload, unescaped (no jq, no Python: awk is everywhere).
+json_field() {
+	[ -n "$payload" ] && [ -s "$payload" ] || return 0
+	LC_ALL=C awk -v key="$1" '
+	function hex(h,   i, c, v) {
+		v = 0
+		for (i = 1; i <= length(h); i++) {
+			c = index("0123456789abcdef", tolower(substr(h, i, 1)))
+			if (c == 0) return -1
+			v = v * 16 + c - 1
+		}
+		return v
+	}
+	function utf8(u) {
+		if (u < 128) return sprintf("%c", u)
+		if (u < 2048) return sprintf("%c%c", 192 + int(u / 64), 128 + u % 64)
+		if (u < 65536) return sprintf("%c%c%c", 224 + int(u / 4096), 128 + int(u / 64) % 64, 128 + u % 64)
+		return sprintf("%c%c%c%c", 240 + int(u / 262144), 128 + int(u / 4096) % 64, 128 + int(u / 64) % 64, 128 + u % 64)
+	}
+	{ s = s $0 "\n" }
+	END {
+		if (!match(s, "\"" key "\"[ \t\r\n]*:[ \t\r\n]*\"")) exit
+		i = RSTART + RLENGTH; n = length(s); out = ""
+		while (i <= n) {
+			c = substr(s, i, 1)
+			if (c == "\"") { printf "%s", out; exit }
+			if (c == "\\") {
+				e = substr(s, i + 1, 1); i += 2
+				if (e == "n") out = out "\n"
+				else if (e == "t") out = out "\t"
+				else if (e == "r") out = out "\r"
+				else if (e == "b") out = out "\b"
+				else if (e == "f") out = out "\f"
+				else if (e == "u") {
+					u = hex(substr(s, i, 4)); i += 4
+					if (u >= 55296 && u < 56320 && substr(s, i, 2) == "\\u") {
+						lo = hex(substr(s, i + 2, 4))
+						if (lo >= 56320 && lo < 57344) { u = 65536 + (u - 55296) * 1024 + lo - 56320; i += 6 }
+					}
+					if (u >= 0) out = out utf8(u)
+				} else out = out e
+				continue
+			}
+			out = out c; i++
+		}
+	}' "$payload" 2>/dev/null
+}
+
+is_json_object() {
+	[ -n "$payload" ] && [ -s "$payload" ] || return 1
+	LC_ALL=C awk '{ s = s $0 } END { gsub(/^[ \t\r\n]+|[ \t\r\n]+$/, "", s); exit !(s ~ /^\{.*\}$/) }' "$payload" 2>/dev/null
+}
+
+transcript=$(json_field transcript_path)
+session=$(json_field session_id)
+event=$(json_field hook_event_name)
+if is_json_object; then problem=""; else problem="payload is not a JSON object"; fi
+rm -f "$payload" 2>/dev/null
+session=$(printf '%s' "${session:--}" | tr -c 'A-Za-z0-9._:@+=-' '_')
+event=$(printf '%s' "${event:--}" | tr -c 'A-Za-z0-9._:@+=-' '_')
+
+log() {
+	printf '%s %s %s %s: %s\n' "$(date +%Y-%m-%dT%H:%M:%S%z)" "$agent" "$event" "$session" "$*" >>"$logfile"
+}
+
+if [ -z "$funes_bin" ] || [ ! -x "$funes_bin" ]; then
+	found=$(command -v funes 2>/dev/null)
+	for d in "$HOME/.local/bin" /opt/homebrew/bin /usr/local/bin /usr/bin /bin; do
+		[ -n "$found" ] && break
+		[ -x "$d/funes" ] && found="$d/funes"
+	done
+	if [ -z "$found" ]; then
+		log "ABORT: funes not found (${funes_bin:-no --funes given}, nor on PATH); rerun \`funes add $agent\`"
+		exit 0
+	fi
+	funes_bin=$found
+fi
+
+# Hermes hands over no transcript path: its transcript is the state database.
+if [ -z "$transcript" ] && [ "$agent" = hermes ]; then
+	db="${HERMES_HOME:-$HOME/.hermes}/state.db"
+	[ -f "$db" ] && transcript=$db
+fi
+
+set -- index
+if [ -n "$transcript" ] && [ -e "$transcript" ]; then
+	set -- "$@" "$transcript"
+	target=$transcript
+else
+	why=${problem:-"no transcript_path in the payload"}
+	[ -n "$transcript" ] && why="transcript_path $transcript does not exist"
+	log "$why; indexing $agent's sessions instead"
+	set -- "$@" --harness "$agent"
+	target="--harness $agent"
+fi
+set -- "$@" --yes
+[ -n "$memory" ] && set -- "$@" --memory "$memory"
+
+out=$(mktemp "${TMPDIR:-/tmp}/funes-hook-out.XXXXXX" 2>/dev/null) || out=/dev/null
+tries=0 waiting="" queued=""
+log "start $target"
+while :; do
+	"$funes_bin" "$@" >"$out" 2>&1
+	rc=$?
+	[ "$rc" -eq 0 ] && break
+	# Another writer holds the memory: wait for it rather than lose this turn until the next.
+	if [ "$tries" -lt "${FUNES_HOOK_RETRIES:-3}" ] && grep -q "another funes memory operation is in progress" "$out" 2>/dev/null; then
+		# One waiter per target is enough: a later turn's worker finding one queued leaves it
+		# the work (the waiter indexes the transcript as it is when its retry starts).
+		if [ -z "$waiting" ]; then
+			waiting="$logdir/.waiting.$(printf '%s' "$target $memory" | cksum | cut -d' ' -f1)"
+			if ! (set -C; : >"$waiting") 2>/dev/null; then
+				log "busy: a queued run for this target will pick this turn up"
+				rc=0 waiting="" queued=1
+				break
+			fi
+		fi
+		tries=$((tries + 1))
+		log "busy: another funes memory operation is in progress; retrying in ${FUNES_HOOK_RETRY_SECONDS:-20}s ($tries/${FUNES_HOOK_RETRIES:-3})"
+		sleep "${FUNES_HOOK_RETRY_SECONDS:-20}"
+		rm -f "$waiting"
+		waiting=""
+		continue
+	fi
+	break
+done
+[ -n "$waiting" ] && rm -f "$waiting"
+if [ -n "$queued" ]; then
+	:
+elif [ "$rc" -eq 0 ]; then
+	summary=$(grep -v '^funes: ' "$out" 2>/dev/null | tail -n 1)
+	log "ok${summary:+ ($summary)}"
+else
+	log "FAILED (exit $rc)"
+	tail -n 20 "$out" 2>/dev/null | sed 's/^/    /' >>"$logfile"
+fi
+[ "$out" = /dev/null ] || rm -f "$out"
+exit 0

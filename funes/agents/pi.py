@@ -1,0 +1,134 @@
+"""pi: an extension package in ``~/.funes/integrations/pi/`` installed with ``pi install DIR``
+(reference §7.5). It gives pi the ``recall`` and ``get`` tools (a bridge to ``funes mcp``) and,
+beyond the reference, indexes on pi's ``agent_end`` event by running the same hook script.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from funes.agents._common import (
+    INDEX_SCRIPT,
+    Context,
+    Registrations,
+    Result,
+    cli_error,
+    gone,
+    hook_script,
+    packaged,
+    prune_dirs,
+    remove_file,
+    remove_tree,
+    run_cli,
+    shell_join,
+    which,
+    write_if_changed,
+)
+
+NAME = "pi"
+MIN_VERSION = (0, 74, 2)
+ABSENT = "No matching package found for"
+
+
+def root(ctx: Context) -> Path:
+    return ctx.integrations / "pi"
+
+
+def files(ctx: Context) -> dict[Path, tuple[bytes, int | None]]:
+    r = root(ctx)
+    out: dict[Path, tuple[bytes, int | None]] = {
+        r / "index.ts": (packaged("pi_extension/index.ts"), None),
+        r / "package.json": (packaged("pi_extension/package.json"), None),
+        r / "funes-bin": (f"{ctx.funes_bin}\n".encode(), None),
+        r / "scripts" / INDEX_SCRIPT: (hook_script(), 0o755),
+    }
+    if ctx.memory:
+        out[r / "memory"] = (f"{ctx.memory}\n".encode(), None)
+    return out
+
+
+def installed(ctx: Context) -> bool | None:
+    """Ask pi whether the package is installed; None: no CLI."""
+    proc = run_cli(["pi", "list"], timeout=60)
+    if proc is None:
+        return None
+    return proc.returncode == 0 and str(root(ctx)) in proc.stdout
+
+
+def _version(text: str) -> tuple[int, ...] | None:
+    m = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def add(ctx: Context, res: Result) -> None:
+    changed = False
+    for path, (data, mode) in files(ctx).items():
+        changed = write_if_changed(path, data, mode) or changed
+    if not ctx.memory:
+        changed = remove_file(root(ctx) / "memory") or changed
+    changed = remove_file(root(ctx) / "store") or changed  # the reference's legacy file
+    res.did(
+        f"extension in {ctx.show(root(ctx))} (tools recall, get; indexing on agent_end)"
+        + ("" if changed else ", unchanged"),
+        changed,
+    )
+    install = ["pi", "install", str(root(ctx))]
+    if which("pi") is None:
+        res.todo(shell_join(install))
+        res.did("pi is not on PATH: installing the extension is left to you", False)
+        return
+    reg = Registrations(ctx)
+    if not changed and reg.get("pi") == str(root(ctx)) and installed(ctx):
+        res.did("extension already installed in pi", False)
+        return
+    proc = run_cli(["pi", "--version"], timeout=30)
+    version = _version((proc.stdout + proc.stderr) if proc else "")
+    if version is not None and version < MIN_VERSION:
+        want = ".".join(map(str, MIN_VERSION))
+        res.did(f"warning: pi {'.'.join(map(str, version))} is older than {want}; update pi", False)
+    proc = run_cli(install)
+    if proc is not None and proc.returncode != 0:
+        res.problem(cli_error(install, proc))
+        return
+    reg.set("pi", str(root(ctx)))
+    res.did(f"ran: {shell_join(install)}")
+
+
+def remove(ctx: Context, res: Result) -> None:
+    argv = ["pi", "remove", str(root(ctx))]
+    proc = run_cli(argv)
+    if proc is None:
+        res.todo(shell_join(argv))
+    elif not gone(proc, ABSENT):
+        res.problem(cli_error(argv, proc))
+    elif proc.returncode == 0:
+        res.did(f"ran: {shell_join(argv)}")
+    Registrations(ctx).set("pi", None)
+    if remove_tree(root(ctx)):
+        res.did(f"deleted {ctx.show(root(ctx))}")
+    prune_dirs(ctx.integrations, ctx.home)
+
+
+def status(ctx: Context) -> dict[str, Any]:
+    script = root(ctx) / "scripts" / INDEX_SCRIPT
+    present = (root(ctx) / "index.ts").exists()
+    ext = installed(ctx) if present else False
+    return {
+        "hooks": ["agent_end"] if present else [],
+        "hooks_file": str(root(ctx) / "index.ts"),
+        "script": str(script) if script.exists() else None,
+        "script_current": script.exists() and script.read_bytes() == hook_script(),
+        "commands": [],
+        "funes_bin": _read(root(ctx) / "funes-bin"),
+        "mcp": ext,
+        "mcp_source": "pi list (the extension is pi's recall/get bridge)",
+    }
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text("utf-8").strip() or None
+    except OSError:
+        return None

@@ -1,0 +1,121 @@
+"""Output formats shared by the CLI and the MCP server.
+
+The *agent* formats of `recall` and `get` are a byte-stable contract (reference §5.4–5.5):
+agents that know funes read them unchanged. The human rendering of `get` is not a contract.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from funes.chunking import reassemble
+
+WEAK_LINE = (
+    "weak evidence: nothing in this memory closely matches the question — "
+    "the nearest passages follow; treat them as leads, not answers"
+)
+
+
+def recall_agent(result: Any, note: str = "") -> str:
+    """The reference agent format, with the verdict line first when evidence is weak."""
+    if not result.hits:
+        return note + "no results"
+    out = [note]
+    if result.verdict == "weak":
+        out.append(WEAK_LINE + "\n")
+    for h in result.hits:
+        r = h.row
+        out.append(
+            f"[{r['ts']}] {r['harness']} {r['workdir']}/{r['session_id'][:8]} {r['block_type']}"
+            f"  score={h.score:.3f}\n"
+        )
+        out.append(f"  → get {get_args(r['session_id'], r['turn_uuid'], result.memory)}\n")
+        out.append(f"{r['text']}\n")
+        for n in h.neighbors:
+            out.append(f"  ~ [{n['role']} {n['block_type']} seq{n['seq']}] {n['text']}\n")
+        out.append("---\n")
+    return "".join(out)
+
+
+def get_args(session_id: str, turn_uuid: str, memory: str | None) -> str:
+    """`<session> <turn> --memory <label>`, quoted only where a shell needs it."""
+    args = [shlex.quote(session_id), shlex.quote(turn_uuid)]
+    if memory:
+        args += ["--memory", shlex.quote(memory)]
+    return " ".join(args)
+
+
+@dataclass
+class TurnView:
+    seq: int
+    turn_uuid: str
+    ts: str
+    role: str
+    blocks: list[tuple[str, str]]  # (block_type, reassembled rendered text)
+
+
+def group_turns(rows: Sequence[dict[str, Any]]) -> list[TurnView]:
+    """Rows of a session window → turns, each block's splits stitched back together."""
+    turns: dict[tuple[int, str], TurnView] = {}
+    pieces: dict[tuple[int, str, int], tuple[str, list[str]]] = {}
+    for r in sorted(rows, key=lambda r: (r["seq"], r["turn_uuid"], r["block_idx"], r["split_idx"])):
+        key = (r["seq"], r["turn_uuid"])
+        if key not in turns:
+            turns[key] = TurnView(r["seq"], r["turn_uuid"], r["ts"] or "", r["role"] or "", [])
+        pieces.setdefault((*key, r["block_idx"]), (r["block_type"], []))[1].append(r["text"])
+    for (seq, uuid, _), (btype, texts) in sorted(pieces.items()):
+        turns[(seq, uuid)].blocks.append((btype, reassemble(texts)))
+    return [turns[k] for k in sorted(turns)]
+
+
+def get_agent(turns: Sequence[TurnView], note: str = "") -> str:
+    out = [note]
+    for t in turns:
+        out.append(f"[{t.ts}] {t.role} seq{t.seq} turn={t.turn_uuid}\n")
+        out.append("\n\n".join(text for _, text in t.blocks) + "\n")
+        out.append("---\n")
+    return "".join(out)
+
+
+def get_human(
+    turns: Sequence[TurnView], centre: str, highlight: str | None = None, color: bool = False
+) -> str:
+    """A readable rendering for a terminal: headers, wrapped prose, compressed tool blocks."""
+    width = max(40, min(120, int(os.environ.get("COLUMNS", "100") or 100)))
+    dim, bold, rev, off = ("\x1b[2m", "\x1b[1m", "\x1b[7m", "\x1b[0m") if color else ("",) * 4
+    out = []
+    for t in turns:
+        mark = " ◀" if t.turn_uuid == centre else ""
+        head = f"── {t.ts[:16].replace('T', ' ')} · {t.role} · seq {t.seq}{mark} "
+        out.append(f"{bold if mark else dim}{head}{'─' * max(0, width - len(head))}{off}")
+        for btype, text in t.blocks:
+            if btype in ("tool_use", "tool_result"):
+                lines = text.splitlines() or [""]
+                out.append(f"{dim}{lines[0][: width - 2]}{off}")
+                out.extend(f"{dim}  {line[: width - 4]}{off}" for line in lines[1:7])
+                if len(lines) > 7:
+                    out.append(f"{dim}  … {len(lines) - 7} more lines{off}")
+            else:
+                prefix = "(thinking) " if btype == "thinking" else ""
+                for para in (prefix + text).split("\n"):
+                    wrapped = textwrap.fill(para, width) if para.strip() else ""
+                    if highlight and color:
+                        wrapped = _highlight(wrapped, highlight, rev, off)
+                    out.append(wrapped)
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def _highlight(text: str, needle: str, on: str, off: str) -> str:
+    words = needle.split()[:6]
+    if not words:
+        return text
+    import re
+
+    pattern = r"\s+".join(re.escape(w) for w in words)
+    return re.sub(pattern, lambda m: f"{on}{m.group(0)}{off}", text, flags=re.IGNORECASE)

@@ -1,0 +1,115 @@
+"""`funes add claude|codex|hermes|pi [--memory M] [--no-index] [--yes]`: wire an agent to funes.
+
+Installs the agent's per-turn index hook and its recall tools (MCP, or pi's extension), keeping
+every byte of the user's own configuration; running it again changes nothing. Then offers a
+first, budgeted index of that agent's sessions. See docs/agents.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from funes.cli._pipe import run
+
+AGENTS = ("claude", "codex", "hermes", "pi")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="funes add",
+        description="Wire a coding agent to funes: a hook that indexes each turn, and the "
+        "recall/get tools. Keeps everything of yours in the agent's config; idempotent.",
+        epilog="Exit status: 0 installed (or left to the manual commands printed when the "
+        "agent's CLI is missing), 1 a config file of yours could not be edited safely (left "
+        "untouched; the block to merge by hand is printed) or an agent command failed, "
+        "2 bad arguments. FUNES_BIN overrides the funes executable recorded in the hooks.",
+    )
+    p.add_argument("agent", choices=AGENTS)
+    p.add_argument("--memory", metavar="M", help="memory the hooks and tools use (default: local)")
+    p.add_argument("--no-index", action="store_true", help="skip the first index of its sessions")
+    p.add_argument("-y", "--yes", action="store_true", help="run the first index without asking")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(lambda: _main(args))
+
+
+def memory_spec(spec: str | None) -> str | None:
+    """A local path made absolute (hooks run from anywhere); ``local``/blank is the default."""
+    if spec is None or spec.strip() in ("", "local"):
+        return None
+    spec = spec.strip()
+    if spec.startswith(("~", ".", "/")) or os.path.exists(spec):
+        return os.path.abspath(os.path.expanduser(spec))
+    return spec
+
+
+def context(memory: str | None) -> object:
+    from funes.agents import Context, default_funes_bin
+
+    return Context(home=Path.home(), funes_bin=default_funes_bin(), memory=memory_spec(memory))
+
+
+def print_result(verb: str, res: object) -> int:
+    from funes.agents import Result
+
+    assert isinstance(res, Result)
+    print(f"funes {verb} {res.agent}:")
+    for line in res.done:
+        print(f"  {line}")
+    if res.manual:
+        print(f"{res.agent} is not on PATH; run these yourself where it is:")
+        for cmd in res.manual:
+            print(f"  {cmd}")
+    for problem in res.problems:
+        print(f"funes: {problem}", file=sys.stderr)
+    return 1 if res.problems else 0
+
+
+def _main(args: argparse.Namespace) -> int:
+    from funes import agents
+
+    ctx = context(args.memory)
+    assert isinstance(ctx, agents.Context)
+    res = agents.add(args.agent, ctx)
+    status = print_result("add", res)
+    if status == 0:
+        first_index(args.agent, ctx.memory, skip=args.no_index, yes=args.yes)
+    return status
+
+
+def first_index(agent: str, memory: str | None, skip: bool, yes: bool) -> None:
+    """Offer the budgeted, text-first index of the agent's sessions (reference §6.3)."""
+    from funes.sources import known_roots
+
+    cmd = f"funes index --harness {agent}" + (f" --memory {memory}" if memory else "")
+    if skip:
+        print(f"skipped the first index (--no-index); run `{cmd}` any time")
+        return
+    roots = [p for src, p in known_roots(Path.home()) if src.name == agent]
+    if not roots:
+        print(f"no {agent} sessions on this machine yet; the hook indexes them as they happen")
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            print(f"not a terminal: skipped the first index; run `{cmd}` (about a minute)")
+            return
+        sys.stderr.write(
+            f"funes will index your recent {agent} sessions so recall works (about a minute). "
+            "Proceed? [Y/n] "
+        )
+        sys.stderr.flush()
+        answer = sys.stdin.readline()
+        if not answer or answer.strip().lower() not in ("", "y", "yes"):
+            print(f"skipped the first index; run `{cmd}` any time")
+            return
+    from funes.cli import index
+
+    index_args = ["--harness", agent] + (["--memory", memory] if memory else [])
+    if index.main(index_args) != 0:
+        print(f"the first index did not finish; the hook catches up, or rerun `{cmd}`")

@@ -1,0 +1,100 @@
+"""`funes doctor [AGENT…] [--memory M] [--json]`: is each agent wired, and is its hook working?
+
+For each agent: hooks installed (from the files `funes add` writes), MCP registered (asked of the
+agent's CLI; unknown without it), when the hook last ran and how it ended (hooks.log); then the
+memory's pending work. See docs/agents.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import datetime
+from typing import Any
+
+from funes.cli._pipe import run
+from funes.cli.add import AGENTS, context
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="funes doctor",
+        description="Check each agent's funes wiring: hooks, MCP, the hook's last run.",
+        epilog="Exit status: 0 (the report is informational), 2 bad arguments.",
+    )
+    p.add_argument("agents", nargs="*", metavar="AGENT", help=f"any of {', '.join(AGENTS)}")
+    p.add_argument("--memory", metavar="M", help="memory whose pending work to show")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
+    args = p.parse_args(argv)
+    for a in args.agents:
+        if a not in AGENTS:
+            p.error(f"unknown agent {a!r} (choose from {', '.join(AGENTS)})")
+    return run(lambda: _main(args))
+
+
+def _ago(ts: str | None, now: datetime) -> str:
+    if not ts:
+        return ""
+    try:
+        secs = (now - datetime.fromisoformat(ts)).total_seconds()
+    except (ValueError, TypeError):
+        return ""
+    if secs < 90:
+        return f" ({secs:.0f} s ago)"
+    if secs < 90 * 60:
+        return f" ({secs / 60:.0f} min ago)"
+    if secs < 36 * 3600:
+        return f" ({secs / 3600:.1f} h ago)"
+    return f" ({secs / 86400:.0f} days ago)"
+
+
+def render(rep: dict[str, Any]) -> str:
+    now = datetime.now().astimezone()
+    out: list[str] = []
+    for a in rep["agents"]:
+        out.append(a["agent"])
+        if a["hooks"]:
+            out.append(f"  hooks: installed ({', '.join(a['hooks'])}) in {a['hooks_file']}")
+        else:
+            out.append("  hooks: not installed")
+        mcp = {True: "registered", False: "not registered", None: "unknown"}[a["mcp"]]
+        if a["mcp"] is None:
+            mcp += f" ({a['agent']} is not on PATH)"
+        out.append(f"  mcp: {mcp}")
+        if a["last_start"] or a["last_end"]:
+            ended = a["last_outcome"] or "still running, or never finished"
+            when = a["last_end"] or a["last_start"]
+            out.append(f"  last hook run: {when}{_ago(when, now)}: {ended}")
+            out += [f"    {line}" for line in a["last_detail"]]
+        else:
+            out.append("  last hook run: never")
+        out += [f"  note: {n}" for n in a["notes"]]
+    mem = rep["memory"]
+    if mem is None:
+        out.append("memory: none yet (run `funes index` or let a hook run)")
+    else:
+        line = f"memory: {mem['memory']} — {mem['chunks']} chunks, {mem['sessions']} sessions"
+        if mem["without_vectors"]:
+            line += f"; vectors pending for {mem['without_vectors']} (`funes index --backfill`)"
+        out.append(line)
+    out.append(f"hook log: {rep['log']}")
+    return "\n".join(out) + "\n"
+
+
+def _main(args: argparse.Namespace) -> int:
+    from funes.agents import Context, doctor
+
+    ctx = context(None)
+    assert isinstance(ctx, Context)
+    chosen = tuple(args.agents) or AGENTS
+    rep = doctor.report(ctx, chosen, memory=args.memory)
+    if args.json:
+        print(json.dumps(rep))
+    else:
+        print(render(rep), end="")
+    return 0

@@ -1,0 +1,128 @@
+"""`funes-embed [--batch N] [--strict] [FILE…]`: chunk JSONL → the same chunks with vectors.
+
+Each chunk line comes back with ``vector`` (384 floats, L2-normalised) and ``model`` (the
+embedder's pin name) added, in input order. Lines of other kinds pass through byte for byte.
+Bad lines are reported with their line number and skipped (exit 1); ``--strict`` stops at the
+first one. Progress goes to stderr when stderr is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import time
+from contextlib import ExitStack
+from typing import IO
+
+from funes.cli._pipe import BadLines, read_records, run
+from funes.errors import FunesError, UsageError
+from funes.records import Chunk, dumps
+
+PROG = "funes-embed"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Add a 'vector' and 'model' to every chunk line (embedder: "
+        "sentence-transformers/all-MiniLM-L6-v2). Other lines pass through unchanged.",
+        epilog="Exit status: 0 all lines processed, 1 some lines skipped or a model error, "
+        "2 bad arguments. FUNES_THREADS sets the number of model workers.",
+    )
+    p.add_argument("files", nargs="*", metavar="FILE", help="JSONL input (default: stdin)")
+    p.add_argument(
+        "--batch",
+        type=int,
+        default=64,
+        metavar="N",
+        help="chunks embedded (and written) per step (default: %(default)s)",
+    )
+    p.add_argument("--strict", action="store_true", help="stop at the first bad line")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(lambda: _main(args))
+
+
+class _Progress:
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.start = time.monotonic()
+        self.done = 0
+
+    def add(self, n: int) -> None:
+        self.done += n
+        if self.enabled:
+            rate = self.done / max(time.monotonic() - self.start, 1e-6)
+            sys.stderr.write(f"\r{PROG}: {self.done} chunks embedded ({rate:.1f}/s)")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.done:
+            sys.stderr.write("\n")
+
+
+def _main(args: argparse.Namespace) -> int:
+    from funes.models import embed_chunks
+
+    if args.batch < 1:
+        raise UsageError("--batch must be at least 1")
+    bad = BadLines(PROG, args.strict)
+    out = io.BufferedWriter(sys.stdout.buffer, buffer_size=1 << 16)
+    progress = _Progress(sys.stderr.isatty())
+    pending: list[bytes | Chunk] = []  # input order: raw lines to pass through, chunks to embed
+    chunks: list[Chunk] = []
+
+    def flush() -> None:
+        list(embed_chunks(chunks, batch=max(len(chunks), 1)))
+        for item in pending:
+            if isinstance(item, Chunk):
+                out.write(dumps(item).encode("utf-8") + b"\n")
+            else:
+                out.write(item if item.endswith(b"\n") else item + b"\n")
+        out.flush()
+        progress.add(len(chunks))
+        pending.clear()
+        chunks.clear()
+
+    stop: FunesError | None = None
+    with ExitStack() as stack:
+        inputs: list[tuple[IO[bytes], str]] = []
+        for f in args.files or ["-"]:
+            if f == "-":
+                inputs.append((sys.stdin.buffer, "<stdin>"))
+            else:
+                try:
+                    inputs.append((stack.enter_context(open(f, "rb")), f))
+                except OSError as e:
+                    raise UsageError(f"cannot read {f}: {e.strerror}") from None
+        try:
+            for fp, where in inputs:
+                records = read_records(fp, bad, where)
+                while True:
+                    try:
+                        raw, rec = next(records)
+                    except StopIteration:
+                        break
+                    if isinstance(rec, Chunk):
+                        pending.append(rec)
+                        chunks.append(rec)
+                        if len(chunks) >= args.batch:
+                            flush()
+                    else:
+                        pending.append(raw)
+        except FunesError as e:  # --strict: keep what came before the bad line
+            stop = e
+        flush()
+        progress.close()
+    if stop is not None:
+        raise stop
+    bad.summary()
+    return 1 if bad.count else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""`funes get SESSION TURN`: a turn and the turns around it, splits reassembled."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from funes.cli._format import TurnView, get_agent, get_human, group_turns
+from funes.cli._pipe import run
+from funes.errors import FunesError, UsageError
+
+if TYPE_CHECKING:
+    from funes.store.memory import Memory
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="funes get",
+        description="Show a turn of a session and the turns around it (the `→ get` line of a "
+        "recall hit runs as printed).",
+    )
+    p.add_argument("session_id")
+    p.add_argument("turn_uuid")
+    p.add_argument("--window", type=int, default=3, help="turns either side (default 3)")
+    p.add_argument("--memory", metavar="M", help="a memory directory (default: your local memory)")
+    p.add_argument("--highlight", metavar="TEXT", help="mark this passage (human format)")
+    p.add_argument(
+        "--format",
+        choices=("human", "agent"),
+        help="default: human on a terminal, agent when piped",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(lambda: _main(args))
+
+
+def _main(args: argparse.Namespace) -> int:
+    from funes.store import open_memory
+
+    if args.window < 0:
+        raise UsageError("--window must be ≥ 0")
+    mem = open_memory(args.memory)
+    turns = window(mem, args.session_id, args.turn_uuid, args.window)
+    fmt = args.format or ("human" if sys.stdin.isatty() and sys.stdout.isatty() else "agent")
+    if fmt == "agent":
+        sys.stdout.write(get_agent(turns))
+    else:
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        sys.stdout.write(get_human(turns, args.turn_uuid, args.highlight, color))
+    return 0
+
+
+def window(mem: Memory, session_id: str, turn_uuid: str, width: int) -> list[TurnView]:
+    """The turns within ``width`` seq of the named turn; FunesError when it is not stored."""
+    from funes.store.memory import sql_str
+
+    found = (
+        mem.rows(
+            f"session_id = {sql_str(session_id)} AND turn_uuid = {sql_str(turn_uuid)}",
+            columns=("seq",),
+        )
+        .column("seq")
+        .to_pylist()
+    )
+    if not found:
+        raise FunesError(f"turn {turn_uuid} not found in session {session_id} ({mem.label})")
+    centre = min(found)
+    rows = mem.session_rows(
+        session_id,
+        centre - width,
+        centre + width,
+        columns=("turn_uuid", "seq", "ts", "role", "text", "block_type", "block_idx", "split_idx"),
+    )
+    return group_turns(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

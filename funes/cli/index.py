@@ -1,0 +1,95 @@
+"""`funes index [PATH…|--harness NAME] [--limit N] [--no-thinking] [--yes] [--memory DIR]
+[--backfill] [--no-embed] [--json]`: index agent sessions into the memory.
+
+The porcelain over parse → chunk → write → embed (funes.store.indexer), in one process. With a
+path, that path is indexed in full; without one, every known agent root (or one harness's) is
+swept, newest sessions first, text before tool calls before tool results, within a 60 s budget.
+Chunks are searchable by text as soon as they are written; vectors are filled in behind, in the
+same run or by `funes index --backfill`. See docs/funes-index.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from funes.cli._pipe import run
+from funes.errors import UsageError
+
+PROG = "funes"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="funes index",
+        description="Index coding-agent sessions into the memory: a path in full, or (no "
+        "path) every known agent root within a 60 s budget, newest sessions first.",
+        epilog="Exit status: 0 done (or budget reached), 1 error or another writer busy, "
+        "2 bad arguments.",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH", help="transcript file or directory")
+    p.add_argument("--harness", metavar="NAME", help="claude, codex, pi or hermes")
+    p.add_argument(
+        "--limit", type=int, metavar="N", help="only the N most recent sessions per source"
+    )
+    p.add_argument("--no-thinking", action="store_true", help="leave thinking blocks out")
+    p.add_argument("-y", "--yes", action="store_true", help="finish past the budget, no prompt")
+    p.add_argument("--memory", metavar="DIR", help="memory directory (default: $FUNES_HOME/memory)")
+    p.add_argument(
+        "--backfill",
+        action="store_true",
+        help="only fill in vectors for chunks stored without one (what hooks run detached)",
+    )
+    p.add_argument(
+        "--no-embed",
+        action="store_true",
+        help="store and index text only; leave vectors to a later `funes index --backfill`",
+    )
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(lambda: _main(args))
+
+
+def _ask(prompt: str) -> bool:
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("", "y", "yes")
+
+
+def _main(args: argparse.Namespace) -> int:
+    from funes.store import indexer
+
+    if args.backfill and args.paths:
+        raise UsageError("--backfill takes no path: it embeds what the memory already holds")
+    progress = indexer.Progress()
+    if args.backfill:
+        report = indexer.backfill(args.memory, progress=progress)
+    else:
+        opts = indexer.IndexOptions(
+            paths=args.paths,
+            harness=args.harness,
+            limit=args.limit,
+            thinking=not args.no_thinking,
+            yes=args.yes,
+            memory=args.memory,
+            embed=not args.no_embed,
+        )
+        report = indexer.index(opts, progress=progress, ask=_ask)
+    for line in indexer.describe(report):
+        print(f"funes: {line}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(indexer.as_dict(report)))
+    elif not args.quiet:
+        print(report.summary())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

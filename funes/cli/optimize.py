@@ -1,0 +1,51 @@
+"""`funes optimize [--memory DIR] [--ann|--no-ann] [--json]`: maintenance off the hot path.
+
+Compacts the lexical index into one segment and the table's fragments, builds the ANN vector
+index (IVF_HNSW_SQ) once the memory holds enough vectors for it to beat a flat scan, and
+reaps table versions older than ten minutes. Takes the writer lock. See docs/store.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from funes.cli._pipe import run
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="funes optimize",
+        description="Compact the memory and build its vector index when it is large enough.",
+    )
+    p.add_argument("--memory", metavar="DIR", help="memory directory (default: $FUNES_HOME/memory)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--ann", action="store_true", default=None, help="build the ANN index now")
+    g.add_argument("--no-ann", dest="ann", action="store_false", help="never build it")
+    p.add_argument("--json", action="store_true", help="print what was done as one JSON line")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(lambda: _main(args))
+
+
+def _main(args: argparse.Namespace) -> int:
+    from funes.store import open_memory
+
+    mem = open_memory(args.memory)
+    with mem.writer() as w:
+        report = w.optimize(ann=args.ann)
+    report["memory"] = mem.label
+    if args.json:
+        print(json.dumps(report))
+    else:
+        ann = "ANN index" if report["ann"] else "flat vector search"
+        print(f"optimized {mem.label}: {report['vectors']} vectors, {ann}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""`funes remove claude|codex|hermes|pi`: unwire an agent.
+
+Removes funes' hooks, scripts and registrations and nothing else: the user's own entries come
+back byte for byte, and memories, transcripts and logs are kept. Idempotent. See docs/agents.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from funes.cli._pipe import run
+from funes.cli.add import AGENTS, context, print_result
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(
+        prog="funes remove",
+        description="Unwire a coding agent: funes' hooks, scripts and registrations go, "
+        "everything of yours stays. Never deletes memories or transcripts; idempotent.",
+        epilog="Exit status: 0 removed (or nothing to remove; manual commands are printed "
+        "when the agent's CLI is missing), 1 a config file could not be edited safely (left "
+        "untouched) or an agent command failed, 2 bad arguments.",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
+    p.add_argument("agent", choices=AGENTS)
+    args = p.parse_args(argv)
+    return run(lambda: _main(args.agent))
+
+
+def _main(agent: str) -> int:
+    from funes import agents
+
+    ctx = context(None)
+    assert isinstance(ctx, agents.Context)
+    res = agents.remove(agent, ctx)
+    if not res.done and not res.manual and not res.problems:
+        res.did("nothing of funes was installed", False)
+    return print_result("remove", res)

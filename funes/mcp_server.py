@@ -1,0 +1,229 @@
+"""The stdio MCP server: `recall`, `get` and `status` over the user's memories (reference §8).
+
+Each tool returns the same text the CLI prints in its agent format, so an agent reads one
+format whether it shells out or calls a tool. A tool never fails the protocol for a user error:
+the message comes back as text (`recall error: …`), and the server keeps answering.
+
+Models load on the first `recall` (so `initialize` answers at once) and stay warm for the life
+of the process. The memory behind each call is reopened (a few milliseconds) so turns indexed by
+the agents' hooks while the server runs are found at once.
+
+The `mcp` SDK is imported inside :func:`build_server` only: importing this module stays cheap.
+"""
+
+# No `from __future__ import annotations`: the SDK reads the tools' annotations, which name
+# pydantic's Field imported inside build_server.
+import logging
+import threading
+from typing import TYPE_CHECKING, Annotated, Any
+
+from funes.errors import FunesError, UsageError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from funes.retrieval import Query, Result, Searcher
+    from funes.store.memory import Memory
+
+log = logging.getLogger("funes.mcp")
+
+INSTRUCTIONS = """\
+funes is the user's memory of their past coding-agent sessions (Claude Code, Codex, pi, \
+Hermes): their prompts, your predecessors' answers and reasoning, tool calls and tool output, \
+searched by words and by meaning, each passage with where it came from.
+
+Call `recall` before you answer from assumption whenever the past may hold the answer:
+- the user refers to earlier work ("like last time", "the bug we fixed", "why did we…");
+- you need a decision, its rationale or a constraint agreed earlier in this project;
+- before re-deriving how an API, tool, build or system here behaves — a past session may have \
+worked it out, often a research sub-agent;
+- before asserting that something was never built, was removed, or was decided a certain way.
+Query with the distinctive words the passage would contain (names of files, functions, \
+errors, options) or the question itself. A first line `weak evidence: …` means nothing \
+closely matched: use the hits as leads, and say you found no record rather than inventing one.
+
+Each hit carries a `→ get <session_id> <turn_uuid> --memory <label>` line: call `get` with those \
+ids (and that memory) to read the turns around it. Both tools take `memory` to read a memory \
+other than the default; `status` says what a memory holds."""
+
+RECALL_DESCRIPTION = """\
+Search the user's past coding-agent sessions for decisions, rationale and context. Returns \
+ranked passages, each with its time, agent, project and score, the full passage, a \
+`→ get <session_id> <turn_uuid> --memory <label>` line for `get`, and the neighbouring turns \
+(`~` lines). Use it when the user references earlier work or when context may already exist; \
+before re-deriving how an API or system behaves; before asserting something was never built or \
+was dropped. A first line `weak evidence: …` means no passage closely matches. `no results` \
+means nothing matched at all."""
+
+GET_DESCRIPTION = """\
+Read a turn of a past session and the turns around it (`window` turns either side), each \
+block reassembled in full. Pass `session_id`, `turn_uuid` and `memory` exactly as a `recall` \
+hit's `→ get` line gives them."""
+
+STATUS_DESCRIPTION = """\
+What a memory holds: chunk and session counts per agent, sessions still waiting to be indexed, \
+when it was last indexed, and the models in use."""
+
+QUERY_HELP = "what to look for: the question, or distinctive words the passage would contain"
+MEMORY_HELP = (
+    "a memory directory, as on a hit's `→ get` line; omit for the server's memory "
+    "(`local` = your default memory)"
+)
+
+
+class Memories:
+    """The memories this server reads, by resolved path, each with one cached Searcher.
+
+    Precedence per call (reference §8): a non-blank tool ``memory`` argument, then the server's
+    ``--memory``, then the default local memory.
+    """
+
+    def __init__(self, default: str | None = None) -> None:
+        self.default = default.strip() if default and default.strip() else None
+        self._searchers: dict[str, Searcher] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def spec(self, memory: str | None) -> str | None:
+        return memory.strip() if memory and memory.strip() else self.default
+
+    def open(self, memory: str | None) -> "Memory":
+        from funes.store import open_memory
+
+        return open_memory(self.spec(memory))
+
+    def search(self, memory: str | None, query: "Query") -> "Result":
+        """Run a Query on the memory's Searcher (models loaded on first use, then reused)."""
+        from funes.models import load_embedder, load_reranker
+        from funes.retrieval import Searcher
+        from funes.store import memory_dir
+
+        key = str(memory_dir(self.spec(memory)))
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            mem = self.open(memory)  # the latest version: hooks append while we serve
+            searcher = self._searchers.get(key)
+            if searcher is None:
+                searcher = Searcher(mem, load_embedder(), load_reranker())
+                self._searchers[key] = searcher
+            searcher.memory = mem
+            return searcher.search(query)
+
+
+def recall(
+    memories: Memories,
+    query: str,
+    k: int = 8,
+    block_type: str | None = None,
+    harness: str | None = None,
+    memory: str | None = None,
+) -> str:
+    from funes.cli._format import recall_agent
+    from funes.retrieval import Filters, Query
+
+    text = " ".join(query.split())
+    if not text:
+        raise UsageError("empty query — say what to look for")
+    if k < 1:
+        raise UsageError(f"k must be ≥ 1, got {k}")
+    filters = Filters(
+        block_type=(block_type or "").strip() or None, harness=(harness or "").strip() or None
+    )
+    filters.where()  # an unknown harness fails before any model loads
+    return recall_agent(memories.search(memory, Query(text, k=k, filters=filters)))
+
+
+def get(
+    memories: Memories, session_id: str, turn_uuid: str, window: int = 3, memory: str | None = None
+) -> str:
+    from funes.cli._format import get_agent
+    from funes.cli.get import window as turn_window
+
+    if window < 0:
+        raise UsageError(f"window must be ≥ 0, got {window}")
+    mem = memories.open(memory)
+    try:
+        turns = turn_window(mem, session_id.strip(), turn_uuid.strip(), window)
+    except FunesError:
+        # Not stored: the reference answers with this line rather than an error.
+        return f"turn {turn_uuid} not found in session {session_id}\n"
+    return get_agent(turns)
+
+
+def status(memories: Memories, memory: str | None = None) -> str:
+    from funes.cli.status import render
+    from funes.models import EMBEDDER_PIN
+    from funes.models.reranker import find_reranker
+    from funes.store import MemoryMissing, memory_dir, memory_label
+    from funes.store.status import memory_status
+
+    try:
+        mem = memories.open(memory)
+    except MemoryMissing as e:
+        label = memory_label(memory_dir(memories.spec(memory)))
+        return f"memory: {label}\n{e}\n"
+    rr = find_reranker()
+    return render(
+        memory_status(mem), {"embedder": EMBEDDER_PIN.name, "reranker": rr.name if rr else None}
+    )
+
+
+def answer(tool: str, fn: Any, *args: Any, **kwargs: Any) -> str:
+    """Run a tool body; any failure becomes the one-line `<tool> error: …` text."""
+    try:
+        return str(fn(*args, **kwargs))
+    except FunesError as e:
+        return f"{tool} error: {e}"
+    except Exception as e:
+        log.exception("%s failed", tool)
+        return f"{tool} error: {type(e).__name__}: {e}"
+
+
+def build_server(default_memory: str | None = None) -> "MCPServer":
+    """The MCP server object, tools registered; nothing heavy is loaded until a tool runs."""
+    from mcp.server.mcpserver import MCPServer
+    from pydantic import Field
+
+    import funes
+
+    memories = Memories(default_memory)
+    server = MCPServer(
+        name="funes", version=funes.__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
+    # Optional strings default to "" (blank = absent): a plain string schema suits every client.
+    Memory_ = Annotated[str, Field(description=MEMORY_HELP)]
+
+    @server.tool(name="recall", description=RECALL_DESCRIPTION, structured_output=False)
+    def recall_tool(
+        query: Annotated[str, Field(description=QUERY_HELP)],
+        k: Annotated[int, Field(description="passages to return (default 8)")] = 8,
+        block_type: Annotated[
+            str, Field(description="only this kind of block: text, thinking, tool_use, tool_result")
+        ] = "",
+        harness: Annotated[
+            str, Field(description="only sessions of this agent: claude, codex, pi, hermes")
+        ] = "",
+        memory: Memory_ = "",
+    ) -> str:
+        return answer("recall", recall, memories, query, k, block_type, harness, memory)
+
+    @server.tool(name="get", description=GET_DESCRIPTION, structured_output=False)
+    def get_tool(
+        session_id: Annotated[str, Field(description="from the hit's `→ get` line")],
+        turn_uuid: Annotated[str, Field(description="from the hit's `→ get` line")],
+        window: Annotated[int, Field(description="turns either side (default 3)")] = 3,
+        memory: Memory_ = "",
+    ) -> str:
+        return answer("get", get, memories, session_id, turn_uuid, window, memory)
+
+    @server.tool(name="status", description=STATUS_DESCRIPTION, structured_output=False)
+    def status_tool(memory: Memory_ = "") -> str:
+        return answer("status", status, memories, memory)
+
+    return server
+
+
+def serve(default_memory: str | None = None) -> None:
+    """Serve on stdin/stdout until the client closes stdin. Logs go to stderr only."""
+    build_server(default_memory).run("stdio")

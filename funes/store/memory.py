@@ -1,0 +1,589 @@
+"""A memory: one LanceDB table of chunks plus its lexical index, in one directory.
+
+    <memory>/chunks.lance/   the LanceDB table `chunks` (reference §4.2 schema, model stamp)
+    <memory>/lexical/        the BM25 segments (funes.store.lexical)
+    <memory>/state.json      which transcript files are indexed (funes.store.state)
+    <memory>/store.lock      the writer lock (funes.store.lock)
+
+Readers (:func:`open_memory`) take no lock and see the latest committed table version; if the
+lexical index is behind the table (a writer was killed between its table append and its index
+commit, or is between the two right now) the reader indexes the missing rows in memory, so
+every committed row is lexically searchable. Writers (:meth:`Memory.writer`) take the lock,
+persist that catch-up, and keep the two in step from then on.
+
+Lexical-first (design decision 11): rows are appended with a null vector and searchable by
+text at once; :meth:`MemoryWriter.backfill` fills vectors in behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from funes.errors import FunesError
+from funes.records import Chunk
+from funes.store.lexical import LexicalIndex
+from funes.store.lock import WriterLock
+from funes.store.paths import TABLE, default_memory_dir, memory_dir, memory_label
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+DIM = 384
+MODEL_KEY = "embedding_model"
+
+# Column order is load-bearing (reference §4.2): readers of the reference format rely on it.
+COLUMNS = (
+    "id", "text", "session_id", "workdir", "turn_uuid", "parent_uuid", "seq", "ts", "role",
+    "block_type", "tool_name", "source_path", "block_idx", "split_idx", "vector", "harness",
+    "repo",
+)  # fmt: skip
+META_COLUMNS = tuple(c for c in COLUMNS if c != "vector")
+_INT_COLUMNS = frozenset(("seq", "block_idx", "split_idx"))
+
+# Below this many vectors a flat scan is exact and fast enough (≈ 76 ms at 100k on 2 cores, but
+# the ANN index costs a minute to build); at and above it `optimize` builds IVF_HNSW_SQ.
+ANN_THRESHOLD = 50_000
+ANN_REFINE = 5
+ANN_NPROBES = 20
+# Append batches are committed together: fewer table versions and lexical segments.
+BACKFILL_COMMIT = 256
+
+
+def default_model() -> str:
+    from funes.models.pins import EMBEDDER_PIN
+
+    return EMBEDDER_PIN.name
+
+
+def schema(model: str | None = None, dim: int = DIM) -> pa.Schema:
+    import pyarrow as pa
+
+    types: dict[str, pa.DataType] = {c: pa.utf8() for c in COLUMNS}
+    for c in _INT_COLUMNS:
+        types[c] = pa.int64()
+    types["vector"] = pa.list_(pa.field("item", pa.float32(), nullable=True), dim)
+    fields = [pa.field(c, types[c], nullable=True) for c in COLUMNS]
+    return pa.schema(fields, metadata={MODEL_KEY: model or default_model()})
+
+
+class MemoryMissing(FunesError):
+    """There is no table at this memory path yet."""
+
+
+class MemoryIncompatible(FunesError):
+    """The memory was built with an embedding model or vector width we cannot use."""
+
+
+@dataclass(frozen=True)
+class Counts:
+    chunks: int
+    sessions: int
+    without_vectors: int
+
+
+def sql_str(value: str) -> str:
+    """A SQL string literal (quotes doubled)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def sql_in(column: str, values: Iterable[str]) -> str:
+    return f"{column} IN ({', '.join(sql_str(v) for v in values)})"
+
+
+class Memory:
+    """A local memory opened for reading (no lock). Get one from :func:`open_memory`."""
+
+    def __init__(self, path: Path, table: Any, lexical: LexicalIndex) -> None:
+        self.path = path
+        self.label = memory_label(path)
+        self._table = table
+        self.lexical = lexical
+        md = table.schema.metadata or {}
+        self.model: str | None = md.get(MODEL_KEY.encode(), b"").decode() or None
+        self.dim: int = table.schema.field("vector").type.list_size
+
+    @property
+    def version(self) -> int:
+        return int(self._table.version)
+
+    # ------------------------------------------------------------------ state for `status`
+
+    def count(self, where: str | None = None) -> int:
+        return int(self._table.count_rows(where))
+
+    def count_without_vectors(self) -> int:
+        return self.count("vector IS NULL")
+
+    def ids_without_vectors(self, limit: int | None = None) -> list[str]:
+        t = self._scan(["id"], "vector IS NULL", limit)
+        return [str(x) for x in t.column("id").to_pylist()]
+
+    def session_count(self) -> int:
+        import pyarrow.compute as pc
+
+        t = self._scan(["session_id"])
+        return len(pc.unique(t.column("session_id")))
+
+    def counts(self) -> Counts:
+        return Counts(self.count(), self.session_count(), self.count_without_vectors())
+
+    def last_indexed(self) -> datetime | None:
+        """When the table last changed (its head version's timestamp, UTC)."""
+        try:
+            versions = self._table.list_versions()
+        except Exception:  # best-effort, like the reference's status line
+            return None
+        if not versions:
+            return None
+        ts = versions[-1]["timestamp"]
+        return ts.astimezone(UTC) if ts.tzinfo else ts.replace(tzinfo=UTC)
+
+    def has_ann_index(self) -> bool:
+        return any(getattr(i, "columns", None) == ["vector"] for i in self._table.list_indices())
+
+    # ------------------------------------------------------------------ ids
+
+    def existing_ids(self) -> set[str]:
+        """Every stored chunk id (one projected scan)."""
+        return {str(x) for x in self._scan(["id"]).column("id").to_pylist()}
+
+    def filter_new(self, chunks: Iterable[Chunk], known: set[str] | None = None) -> Iterator[Chunk]:
+        """The chunks whose id is not stored yet (nor seen earlier in ``chunks``).
+
+        This is what ``funes-embed --skip-existing`` calls before embedding.
+        """
+        seen = self.existing_ids() if known is None else known
+        for c in chunks:
+            if c.id not in seen:
+                seen.add(c.id)
+                yield c
+
+    # ------------------------------------------------------------------ search
+
+    def lexical_search(
+        self, query: str, k: int = 30, where: str | None = None
+    ) -> list[tuple[str, float]]:
+        """Top ``k`` (chunk id, BM25 score) for ``query``, best first.
+
+        ``where`` is a SQL filter over the table's columns (e.g. ``block_type = 'text'``); it
+        prefilters, so a selective filter still returns up to ``k`` hits.
+        """
+        allow = None
+        if where:
+            allowed = np.array(
+                [s.encode("utf-8") for s in self._scan(["id"], where).column("id").to_pylist()]
+            )
+
+            def allow(ids: np.ndarray) -> np.ndarray:
+                return np.isin(ids, allowed.astype(ids.dtype)) if len(allowed) else ids != ids
+
+        return self.lexical.search(query, k, allow)
+
+    def vector_search(
+        self, vector: Sequence[float] | np.ndarray, k: int = 30, where: str | None = None
+    ) -> list[tuple[str, float]]:
+        """Top ``k`` (chunk id, L2 distance) among rows that have a vector, nearest first.
+
+        Flat (exact) search until an ANN index exists (``optimize`` builds one at
+        :data:`ANN_THRESHOLD` vectors); then IVF_HNSW_SQ with refine, plus a flat pass over rows
+        appended since the index was built (Lance does this itself). ``where`` prefilters.
+        """
+        q = np.asarray(vector, dtype=np.float32)
+        if q.shape != (self.dim,):
+            raise FunesError(f"query vector has {q.size} dimensions; {self.label} holds {self.dim}")
+        cond = "vector IS NOT NULL" + (f" AND ({where})" if where else "")
+        s = (
+            self._table.search(q, vector_column_name="vector")
+            .distance_type("l2")
+            .where(cond, prefilter=True)
+            .select(["id", "_distance"])
+            .limit(k)
+        )
+        if self.has_ann_index():
+            s = s.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE)
+        t = s.to_arrow()
+        return list(zip(t.column("id").to_pylist(), t.column("_distance").to_pylist(), strict=True))
+
+    # ------------------------------------------------------------------ fetch
+
+    def fetch(self, ids: Sequence[str], columns: Sequence[str] = META_COLUMNS) -> list[dict]:
+        """Rows for ``ids`` in the order given (ids not stored are left out)."""
+        if not ids:
+            return []
+        cols = list(dict.fromkeys(["id", *columns]))
+        rows: dict[str, dict] = {}
+        for i in range(0, len(ids), 1000):
+            for r in self._scan(cols, sql_in("id", ids[i : i + 1000])).to_pylist():
+                rows.setdefault(r["id"], r)
+        return [rows[i] for i in ids if i in rows]
+
+    def session_rows(
+        self,
+        session_id: str,
+        seq_min: int | None = None,
+        seq_max: int | None = None,
+        columns: Sequence[str] = META_COLUMNS,
+    ) -> list[dict]:
+        """One session's rows (optionally a seq window), ordered by (seq, block_idx, split_idx).
+
+        For `funes get` and recall's neighbours.
+        """
+        cond = f"session_id = {sql_str(session_id)}"
+        if seq_min is not None:
+            cond += f" AND seq >= {int(seq_min)}"
+        if seq_max is not None:
+            cond += f" AND seq <= {int(seq_max)}"
+        cols = list(dict.fromkeys([*columns, "seq", "block_idx", "split_idx"]))
+        rows = self._scan(cols, cond).to_pylist()
+        rows.sort(key=lambda r: (r["seq"] or 0, r["block_idx"] or 0, r["split_idx"] or 0))
+        return rows
+
+    def rows(self, where: str | None = None, columns: Sequence[str] = META_COLUMNS) -> pa.Table:
+        """A projected scan (an Arrow table) for callers that filter by other facets."""
+        return self._scan(list(columns), where)
+
+    def _scan(self, columns: list[str], where: str | None = None, limit: int | None = None) -> Any:
+        q = self._table.search().select(columns)
+        if where:
+            q = q.where(where)
+        return q.limit(limit).to_arrow()
+
+    # ------------------------------------------------------------------ writing
+
+    @contextlib.contextmanager
+    def writer(self, interactive: bool | None = None) -> Iterator[MemoryWriter]:
+        """Take the writer lock and yield a :class:`MemoryWriter` (released on exit)."""
+        with _locked(self.path, interactive):
+            self._table.checkout_latest()
+            self.lexical = LexicalIndex.open(self.path / "lexical")
+            w = MemoryWriter(self)
+            w.reconcile()
+            yield w
+
+
+@contextlib.contextmanager
+def _locked(path: Path, interactive: bool | None) -> Iterator[None]:
+    lock = WriterLock(path)
+    lock.acquire(interactive=interactive)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+class MemoryWriter:
+    """The write side of a memory; exists only while the writer lock is held."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self._table = memory._table
+        self._ids: set[str] | None = None
+
+    @property
+    def ids(self) -> set[str]:
+        if self._ids is None:
+            self._ids = self.memory.existing_ids()
+        return self._ids
+
+    def reconcile(self) -> tuple[int, int]:
+        """Bring the lexical index in step with the table; returns (indexed, unindexed) rows.
+
+        Runs when the index does not record the table's current version: a previous writer died
+        between its table commit and its index commit, or the index was deleted.
+        """
+        lex = self.memory.lexical
+        if lex.lance_version == self.memory.version:
+            return (0, 0)
+        added, removed = _catch_up(self.memory, lex, persist=True)
+        lex.commit(self.memory.version)
+        return (added, removed)
+
+    def check(self, chunk: Chunk) -> str | None:
+        """Why ``chunk`` cannot be stored here (a vector of another width or model), or None."""
+        m = self.memory
+        if chunk.vector is None:
+            return None
+        if len(chunk.vector) != m.dim:
+            return f"vector has {len(chunk.vector)} dimensions; {m.label} holds {m.dim}-d vectors"
+        if chunk.model is not None and m.model is not None and chunk.model != m.model:
+            return f"vector made by {chunk.model}; {m.label} holds {m.model} vectors"
+        return None
+
+    def append(self, chunks: Sequence[Chunk]) -> int:
+        """Append the chunks whose id is new (one table commit, then one index commit).
+
+        Vectors are optional: chunks without one are stored with a null vector and are
+        searchable lexically at once. Returns the number written.
+        """
+        new: list[Chunk] = []
+        ids = self.ids
+        for c in chunks:
+            if c.id not in ids:
+                ids.add(c.id)
+                new.append(c)
+        if not new:
+            return 0
+        try:
+            self._table.add(chunks_to_arrow(new, self.memory))
+        except BaseException:
+            for c in new:
+                ids.discard(c.id)
+            raise
+        self.memory.lexical.append([c.id for c in new], [c.text for c in new])
+        self.memory.lexical.commit(self.memory.version)
+        return len(new)
+
+    def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Store vectors for existing rows (one commit)."""
+        import pyarrow as pa
+
+        vecs = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vecs.shape != (len(ids), self.memory.dim):
+            raise FunesError(
+                f"{len(ids)} ids but vectors of shape {vecs.shape}; "
+                f"{self.memory.label} holds {self.memory.dim}-d vectors"
+            )
+        if not len(ids):
+            return
+        vec_type = self._table.schema.field("vector").type
+        batch = pa.table(
+            {
+                "id": pa.array(list(ids), pa.utf8()),
+                "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), type=vec_type),
+            }
+        )
+        self._table.merge_insert("id").when_matched_update_all().execute(batch)
+        self.memory.lexical.commit(self.memory.version)
+
+    def backfill(
+        self,
+        embed: Callable[[list[str]], np.ndarray],
+        batch: int = BACKFILL_COMMIT,
+        deadline: float | None = None,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Embed rows whose vector is null, ``batch`` rows per commit, until none are left or
+        ``time.monotonic()`` passes ``deadline``. Returns the number of rows embedded."""
+        done = 0
+        todo = self.memory.ids_without_vectors()
+        for i in range(0, len(todo), batch):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            rows = self.memory.fetch(todo[i : i + batch], ["text"])
+            if not rows:
+                continue
+            self.set_vectors([r["id"] for r in rows], embed([r["text"] or "" for r in rows]))
+            done += len(rows)
+            if on_progress is not None:
+                on_progress(len(rows))
+        return done
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Remove chunks by id from the table and the lexical index; returns rows removed."""
+        if not ids:
+            return 0
+        before = self.memory.count()
+        for i in range(0, len(ids), 1000):
+            self._table.delete(sql_in("id", ids[i : i + 1000]))
+        self.memory.lexical.delete(ids)
+        self.memory.lexical.commit(self.memory.version)
+        if self._ids is not None:
+            self._ids.difference_update(ids)
+        return before - self.memory.count()
+
+    def optimize(
+        self, ann: bool | None = None, cleanup_older_than: timedelta = timedelta(minutes=10)
+    ) -> dict[str, Any]:
+        """Maintenance off the hot path: compact table fragments and the lexical index, build
+        the ANN index when there are enough vectors (``ann=True`` forces it, ``False`` skips
+        it), and reap table versions older than ``cleanup_older_than``."""
+        report: dict[str, Any] = {}
+        t0 = time.monotonic()
+        self.memory.lexical.compact()
+        self.memory.lexical.commit(self.memory.version)
+        report["lexical_s"] = round(time.monotonic() - t0, 2)
+        with_vectors = self.memory.count("vector IS NOT NULL")
+        if ann is None:
+            ann = with_vectors >= ANN_THRESHOLD
+        if ann and with_vectors >= 2:
+            t0 = time.monotonic()
+            from lancedb.index import HnswSq
+
+            self._table.create_index(
+                "vector",
+                config=HnswSq(distance_type="l2", num_partitions=max(1, with_vectors // 20_000)),
+                replace=True,
+            )
+            report["ann_s"] = round(time.monotonic() - t0, 2)
+        t0 = time.monotonic()
+        self._table.optimize(cleanup_older_than=cleanup_older_than)
+        report["table_s"] = round(time.monotonic() - t0, 2)
+        self.memory.lexical.commit(self.memory.version)
+        report["vectors"] = with_vectors
+        report["ann"] = self.memory.has_ann_index()
+        return report
+
+
+def chunks_to_arrow(chunks: Sequence[Chunk], memory: Memory) -> pa.Table:
+    """Chunk records as a table in the memory's schema; vectors checked against its model."""
+    import pyarrow as pa
+
+    sch = memory._table.schema
+    cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
+    flat: list[np.ndarray] = []
+    valid: list[bool] = []
+    zero = np.zeros(memory.dim, dtype=np.float32)
+    for c in chunks:
+        for name in META_COLUMNS:
+            cols[name].append(getattr(c, name))
+        if c.vector is None:
+            flat.append(zero)
+            valid.append(False)
+            continue
+        if c.model is not None and memory.model is not None and c.model != memory.model:
+            raise MemoryIncompatible(
+                f"chunk {c.id} was embedded with {c.model}, but {memory.label} holds "
+                f"{memory.model} vectors — re-embed it, or write it without a vector"
+            )
+        v = np.asarray(c.vector, dtype=np.float32)
+        if v.shape != (memory.dim,):
+            raise MemoryIncompatible(
+                f"chunk {c.id} has a {v.size}-d vector; {memory.label} holds {memory.dim}-d vectors"
+            )
+        flat.append(v)
+        valid.append(True)
+    arrays = []
+    for f in sch:
+        if f.name == "vector":
+            values = pa.array(np.concatenate(flat) if flat else np.empty(0, np.float32))
+            mask = pa.array([not x for x in valid], pa.bool_())
+            arrays.append(
+                pa.FixedSizeListArray.from_arrays(values, type=f.type, mask=mask)
+                if not all(valid)
+                else pa.FixedSizeListArray.from_arrays(values, type=f.type)
+            )
+        elif f.name in cols:
+            arrays.append(pa.array(cols[f.name], f.type))
+        else:
+            arrays.append(pa.nulls(len(chunks), f.type))
+    return pa.Table.from_arrays(arrays, schema=sch)
+
+
+def _catch_up(memory: Memory, lex: LexicalIndex, persist: bool) -> tuple[int, int]:
+    """Index table rows the lexical index lacks; mask index entries the table lost."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table_ids = memory._scan(["id"]).column("id")
+    lex_ids = pa.array([b.decode("utf-8") for b in lex.ids()], pa.utf8())
+    missing = pc.filter(table_ids, pc.invert(pc.is_in(table_ids, value_set=lex_ids)))
+    extra = pc.filter(lex_ids, pc.invert(pc.is_in(lex_ids, value_set=table_ids)))
+    if len(extra):
+        if persist:
+            lex.delete(extra.to_pylist())
+        else:
+            lex.delete(extra.to_pylist(), persist=False)
+    if len(missing):
+        want = missing.to_pylist()
+        if len(want) <= 1000:
+            t = memory._scan(["id", "text"], sql_in("id", want))
+        else:
+            t = memory._scan(["id", "text"])
+            t = t.filter(pc.is_in(t.column("id"), value_set=pa.array(want, pa.utf8())))
+        ids = [str(x) for x in t.column("id").to_pylist()]
+        texts = [x or "" for x in t.column("text").to_pylist()]
+        if persist:
+            lex.append(ids, texts)
+        else:
+            lex.add_pending(ids, texts)
+    return len(missing), len(extra)
+
+
+# ---------------------------------------------------------------------------- opening
+
+
+def open_memory(
+    spec: str | Path | None = None, *, create: bool = False, model: str | None = None
+) -> Memory:
+    """Open a local memory for reading (``--memory`` spec, default ``$FUNES_HOME/memory``).
+
+    ``create`` makes an empty one stamped with ``model`` (default: the embedder pin) if none
+    exists; otherwise a missing memory raises :class:`MemoryMissing`. A memory stamped with a
+    model funes cannot load, or with another vector width, raises :class:`MemoryIncompatible`.
+    """
+    import lancedb
+
+    path = memory_dir(spec)
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    elif not (path / f"{TABLE}.lance").is_dir():
+        raise MemoryMissing(_missing_message(path))
+    db = lancedb.connect(str(path))
+    try:
+        table = db.open_table(TABLE)
+    except (FileNotFoundError, ValueError):
+        if not create:
+            raise MemoryMissing(_missing_message(path)) from None
+        with _locked(path, None), contextlib.suppress(ValueError):
+            db.create_table(TABLE, schema=schema(model))
+        table = db.open_table(TABLE)
+    _check_compatible(path, table.schema, model)
+    lex = LexicalIndex.open(path / "lexical")
+    mem = Memory(path, table, lex)
+    if lex.lance_version != mem.version:
+        _catch_up(mem, lex, persist=False)
+    return mem
+
+
+def _missing_message(path: Path) -> str:
+    if path == default_memory_dir():
+        return (
+            "no index yet — run `funes add <agent>` to build one (or `funes index`), "
+            "then recall your own history"
+        )
+    return (
+        f"no index found at {path} — check the path, or build one there with "
+        f"`funes index PATH --memory {path}`"
+    )
+
+
+def _check_compatible(path: Path, sch: pa.Schema, model: str | None) -> None:
+    import pyarrow as pa
+
+    want = model or default_model()
+    stamped = (sch.metadata or {}).get(MODEL_KEY.encode(), b"").decode() or None
+    if stamped is not None and stamped != want and not _model_installed(stamped):
+        raise MemoryIncompatible(
+            f"{path} was built with the embedding model {stamped}, but funes uses {want} — "
+            "index your sessions into a new memory (`funes index --memory NEW_DIR`), "
+            f"or install {stamped}"
+        )
+    try:
+        vec = sch.field("vector").type
+    except KeyError:
+        raise MemoryIncompatible(f"{path} has no vector column; it is not a funes memory") from None
+    if not pa.types.is_fixed_size_list(vec) or vec.value_type != pa.float32():
+        raise MemoryIncompatible(f"{path}: the vector column is {vec}, not a float32 vector")
+    if (stamped in (None, want)) and vec.list_size != DIM:
+        raise MemoryIncompatible(
+            f"{path} holds {vec.list_size}-d vectors, but {want} makes {DIM}-d ones — "
+            "it was built with a different embedding model; index into a new memory"
+        )
+
+
+def _model_installed(name: str) -> bool:
+    """Whether funes can load the embedding model ``name`` (then it reads such memories)."""
+    try:
+        from funes import models
+    except ImportError:
+        return False
+    check = getattr(models, "is_installed", None)
+    return bool(check(name)) if callable(check) else False

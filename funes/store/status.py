@@ -1,0 +1,86 @@
+"""What a memory holds and what state it is in — the domain answer behind `funes status`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from funes.store.memory import Memory
+
+
+@dataclass
+class Status:
+    label: str
+    chunks: int
+    sessions: int
+    without_vectors: int
+    by_agent: dict[str, dict[str, int]]  # harness -> {"sessions": n, "chunks": n}
+    pending_sources: int | None  # transcript files not yet fully indexed; None: not checked
+    last_indexed: datetime | None
+    model: str | None
+    ann_index: bool
+    disk_bytes: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def memory_status(mem: Memory, home: Path | None = None, sweep: bool = True) -> Status:
+    """Counts come from one projected scan; pending sources from a stat-only sweep of the
+    agents' known locations against the memory's index state."""
+    import pyarrow.compute as pc
+
+    t = mem.rows(columns=("session_id", "harness"))
+    chunks = t.num_rows
+    by_agent: dict[str, dict[str, int]] = {}
+    if chunks:
+        harness = t.column("harness").fill_null("")
+        per_chunk = Counter(harness.to_pylist())
+        pairs = {
+            (h, s)
+            for h, s in zip(harness.to_pylist(), t.column("session_id").to_pylist(), strict=True)
+        }
+        per_session = Counter(h for h, _ in pairs)
+        by_agent = {
+            h or "(none)": {"sessions": per_session[h], "chunks": n}
+            for h, n in sorted(per_chunk.items())
+        }
+        sessions = len(pc.unique(t.column("session_id")))
+    else:
+        sessions = 0
+    return Status(
+        label=mem.label,
+        chunks=chunks,
+        sessions=sessions,
+        without_vectors=mem.count_without_vectors(),
+        by_agent=by_agent,
+        pending_sources=pending_sources(mem.path, home) if sweep else None,
+        last_indexed=mem.last_indexed(),
+        model=mem.model,
+        ann_index=mem.has_ann_index(),
+        disk_bytes=_du(mem.path),
+    )
+
+
+def pending_sources(memory: Path, home: Path | None = None) -> int:
+    """Transcripts under the known agent roots whose current version is not fully indexed."""
+    from funes import sources
+    from funes.store.state import IndexState
+
+    state = IndexState.load(memory)
+    return sum(
+        not state.current(str(u.path), u.signature(), "tool_result", thinking=False)
+        for u in sources.sweep(home)
+    )
+
+
+def _du(path: Path) -> int:
+    total = 0
+    for p in path.rglob("*"):
+        try:
+            if p.is_file():
+                total += p.stat().st_size
+        except OSError:
+            pass
+    return total

@@ -1,0 +1,62 @@
+"""`funes doctor`: hooks and MCP per agent, the hook's last run, pending work."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from test_agents import fakes, funes
+
+_ = fakes  # a fixture, used by name
+
+
+def test_doctor_reports_hooks_mcp_and_last_hook_run(private_home: Path, fakes: Path) -> None:
+    assert funes("add", "codex", state=fakes).returncode == 0
+    log = Path(os.environ["FUNES_HOME"]) / "logs" / "hooks.log"
+    log.parent.mkdir(parents=True)
+    log.write_text(
+        "2026-11-30T09:00:00+0000 codex Stop s1: start /x.jsonl\n"
+        "2026-11-30T09:00:03+0000 codex Stop s1: FAILED (exit 1)\n"
+        "    funes: another funes memory operation is in progress; retry in a moment\n"
+        "2026-11-30T09:05:00+0000 codex Stop s1: start /x.jsonl\n"
+        "2026-11-30T09:05:04+0000 codex Stop s1: ok (indexed sessions=1 skipped=0 chunks=2)\n"
+    )
+    out = funes("doctor", state=fakes)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    codex = text.split("codex\n", 1)[1].split("\nhermes\n", 1)[0]
+    assert "hooks: installed (Stop) in ~/.codex/hooks.json" in codex
+    assert "mcp: registered" in codex
+    assert "last hook run: 2026-11-30T09:05:04+0000" in codex
+    assert "ok (indexed sessions=1 skipped=0 chunks=2)" in codex
+    claude = text.split("claude\n", 1)[1].split("\ncodex\n", 1)[0]
+    assert "hooks: not installed" in claude and "mcp: not registered" in claude
+    assert "last hook run: never" in claude
+    assert "memory: none yet" in text
+
+    rep = json.loads(funes("doctor", "codex", "--json", state=fakes).stdout)
+    (agent,) = rep["agents"]
+    assert agent["agent"] == "codex" and agent["hooks"] == ["Stop"] and agent["mcp"] is True
+    assert agent["last_outcome"].startswith("ok") and agent["funes_bin_ok"] is True
+
+
+def test_doctor_says_unknown_without_the_cli_and_flags_a_stale_script(
+    private_home: Path,
+    fakes: Path,
+) -> None:
+    assert funes("add", "codex", state=fakes).returncode == 0
+    script = private_home / ".codex/hooks/funes-index.sh"
+    script.write_text("#!/bin/sh\n# an old version\n")
+    rep = json.loads(funes("doctor", "codex", "--json", state=None).stdout)
+    (agent,) = rep["agents"]
+    assert agent["mcp"] is None
+    assert any("out of date" in n for n in agent["notes"])
+    out = funes("doctor", "codex", state=None).stdout
+    assert "mcp: unknown (codex is not on PATH)" in out
+    assert "last hook run: never" in out
+
+
+def test_doctor_rejects_unknown_agents(private_home: Path) -> None:
+    out = funes("doctor", "vim")
+    assert out.returncode == 2 and "unknown agent 'vim'" in out.stderr

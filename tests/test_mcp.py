@@ -1,0 +1,201 @@
+"""`funes mcp`: the real server spawned over stdio by the MCP SDK's client, as an agent runs it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import BIN, REPO, run_cmd
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+GET_LINE = re.compile(r"^  → get (\S+) (\S+) --memory (\S+)$", re.MULTILINE)
+SESSION = "5f0c2d1e-8a7b-4c3d-9e2f-1a2b3c4d5e6f"  # the Claude sample: tile cache and MVT parser
+
+
+@pytest.fixture(scope="module")
+def memory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled samples, indexed once for every test here."""
+    root = tmp_path_factory.mktemp("mcp-memory")
+    env = {
+        "HOME": str(root / "home"),
+        "FUNES_HOME": str(root / "funes-home"),
+        "FUNES_CACHE_DIR": str(tmp_path_factory.getbasetemp() / "funes-model-cache"),
+    }
+    mem = root / "memory"
+    p = run_cmd("funes", "index", REPO / "contrib" / "samples", "--yes", "--memory", mem, env=env)
+    assert p.returncode == 0, p.stderr.decode()
+    return mem
+
+
+@asynccontextmanager
+async def funes_mcp(*args: str | Path) -> AsyncIterator[Client]:
+    """`funes mcp ARGS…` as a child process, with this test's private HOME and FUNES_HOME."""
+    keep = ("HOME", "FUNES_HOME", "FUNES_CACHE_DIR", "PATH")
+    params = StdioServerParameters(
+        command=str(BIN / "funes"),
+        args=["mcp", *map(str, args)],
+        env={k: os.environ[k] for k in keep if k in os.environ},
+    )
+    async with Client(params, read_timeout_seconds=120) as client:
+        yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> tuple[str, bool]:
+    result = await client.call_tool(tool, arguments)
+    text = "".join(c.text for c in result.content if c.type == "text")
+    return text, bool(result.is_error)
+
+
+def run(scenario: Callable[[], Awaitable[None]]) -> None:
+    anyio.run(scenario)
+
+
+def test_lists_tools_recalls_and_gets_the_hit_and_serves_the_second_recall_warm(
+    memory: Path,
+) -> None:
+    async def scenario() -> None:
+        async with funes_mcp("--memory", memory) as client:
+            assert client.server_info is not None and client.server_info.name == "funes"
+            assert "recall" in (client.instructions or "")
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == {"recall", "get", "status"}
+            assert tools["recall"].input_schema["required"] == ["query"]
+            assert tools["recall"].input_schema["properties"]["k"]["default"] == 8
+            assert sorted(tools["get"].input_schema["required"]) == ["session_id", "turn_uuid"]
+            assert tools["get"].input_schema["properties"]["window"]["default"] == 3
+
+            t0 = time.perf_counter()
+            text, is_error = await call(
+                client, "recall", query="why a byte budget for the tile cache"
+            )
+            first = time.perf_counter() - t0
+            assert not is_error
+            assert text.startswith("[") and "score=" in text and text.endswith("---\n")
+            assert "byte budget" in text
+            session_id, turn_uuid, label = GET_LINE.findall(text)[0]
+            assert label == str(memory)  # the server's --memory, as no call named one
+
+            shown, is_error = await call(
+                client, "get", session_id=session_id, turn_uuid=turn_uuid, memory=label, window=1
+            )
+            assert not is_error
+            assert f"turn={turn_uuid}\n" in shown
+            first_passage = text.split("\n")[2]
+            assert first_passage in shown
+
+            t0 = time.perf_counter()
+            again, _ = await call(
+                client, "recall", query="empty tiles at zoom 14 in the MVT parser"
+            )
+            second = time.perf_counter() - t0
+            assert "→ get" in again
+            print(f"\nrecall over MCP: first {first * 1000:.0f} ms, second {second * 1000:.0f} ms")
+            # The first call loads lancedb and the embedder; the second reuses them. The machine
+            # is shared and noisy, so only a gross regression (models reloaded) fails here.
+            assert second < max(5 * first, 2.0)
+
+    run(scenario)
+
+
+def test_recall_filters_and_k_reach_the_search(memory: Path) -> None:
+    async def scenario() -> None:
+        async with funes_mcp(memory) as client:  # the reference's positional spelling
+            text, _ = await call(client, "recall", query="TileCache", k=2, harness="codex")
+            assert len(GET_LINE.findall(text)) <= 2
+            assert "claude_code" not in text
+            text, _ = await call(client, "recall", query="TileCache", block_type="tool_result", k=3)
+            assert all(line.endswith("tool_result") for line in _headers(text))
+            text, _ = await call(client, "recall", query="TileCache", harness="vim")
+            assert text.startswith('recall error: unknown harness "vim"')
+
+    run(scenario)
+
+
+def _headers(text: str) -> list[str]:
+    return [ln.rsplit("  score=", 1)[0] for ln in text.splitlines() if "  score=" in ln]
+
+
+def test_missing_memory_answers_error_text_and_the_server_keeps_answering(memory: Path) -> None:
+    async def scenario() -> None:
+        async with funes_mcp() as client:  # no --memory: the (empty) default memory
+            text, is_error = await call(client, "recall", query="tile cache")
+            assert not is_error
+            assert text.startswith("recall error: no index yet — run `funes add <agent>`")
+            assert "\n" not in text.strip()
+
+            text, _ = await call(client, "recall", query="tile cache", memory="/nonexistent/mem")
+            assert text.startswith("recall error: no index found at /nonexistent/mem — ")
+
+            text, _ = await call(client, "status")
+            assert "no index yet" in text and text.startswith("memory: ")
+
+            # A non-blank `memory` argument wins over the server's default; a blank one does not.
+            text, _ = await call(client, "recall", query="tile cache", memory=str(memory))
+            assert f"--memory {memory}\n" in text
+            text, _ = await call(client, "recall", query="tile cache", memory="  ")
+            assert text.startswith("recall error: no index yet")
+
+            text, _ = await call(client, "status", memory=str(memory))
+            assert text.startswith(f"memory: {memory}\nchunks: ")
+
+    run(scenario)
+
+
+def test_tool_memory_argument_overrides_the_server_memory(memory: Path) -> None:
+    async def scenario() -> None:
+        async with funes_mcp("--memory", memory) as client:
+            text, _ = await call(client, "recall", query="tile cache", memory="local")
+            assert text.startswith("recall error: no index yet")
+            text, _ = await call(client, "status")
+            assert text.startswith(f"memory: {memory}\n")
+
+    run(scenario)
+
+
+def test_bad_arguments_come_back_as_error_results_not_a_dead_server(memory: Path) -> None:
+    async def scenario() -> None:
+        async with funes_mcp("--memory", memory) as client:
+            text, is_error = await call(client, "recall", k=3)
+            assert is_error and "query" in text
+
+            text, is_error = await call(client, "recall", query="tile cache", k="many")
+            assert is_error and "k" in text
+
+            text, is_error = await call(client, "recall", query="   ")
+            assert (text, is_error) == ("recall error: empty query — say what to look for", False)
+
+            text, _ = await call(client, "get", session_id=SESSION, turn_uuid="c-5", window=-1)
+            assert text == "get error: window must be ≥ 0, got -1"
+
+            text, _ = await call(client, "get", session_id=SESSION, turn_uuid="nope")
+            assert text == f"turn nope not found in session {SESSION}\n"
+
+            text, is_error = await call(client, "recall", query="tile cache")
+            assert not is_error and "→ get" in text
+
+    run(scenario)
+
+
+def test_the_dispatcher_does_not_import_the_mcp_sdk() -> None:
+    code = (
+        "import sys, funes.cli.main, funes.cli.mcp, funes.mcp_server; "
+        "assert 'mcp' not in sys.modules, 'mcp imported'"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
+    assert p.returncode == 0, p.stderr.decode()
+
+
+def test_memory_given_twice_differently_is_a_usage_error(tmp_path: Path) -> None:
+    p = run_cmd("funes", "mcp", tmp_path / "a", "--memory", tmp_path / "b")
+    assert p.returncode == 2
+    assert p.stderr.decode().startswith("funes: give the memory once")
