@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack
 from typing import IO, Any
 
-from funes.errors import FunesError
+from funes.errors import FunesError, UsageError
 from funes.records import Record, RecordError, loads
 
 MAX_REPORTED = 10  # per-line complaints before we only count
@@ -53,6 +54,20 @@ def read_records(stream: IO[bytes], bad: BadLines, where: str = "<stdin>") -> It
             yield raw, loads(raw)
         except RecordError as e:
             bad.skip(where, lineno, str(e))
+
+
+def open_inputs(stack: ExitStack, files: list[str]) -> list[tuple[IO[bytes], str]]:
+    """The named files (``-`` or none: stdin) opened for reading, with their display names."""
+    inputs: list[tuple[IO[bytes], str]] = []
+    for f in files or ["-"]:
+        if f == "-":
+            inputs.append((sys.stdin.buffer, "<stdin>"))
+            continue
+        try:
+            inputs.append((stack.enter_context(open(f, "rb")), f))  # noqa: SIM115
+        except OSError as e:
+            raise UsageError(f"cannot read {f}: {e.strerror}") from None
+    return inputs
 
 
 def write_lines(out: IO[bytes], lines: Iterable[bytes | str]) -> None:

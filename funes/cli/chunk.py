@@ -13,11 +13,10 @@ import argparse
 import io
 import sys
 from contextlib import ExitStack
-from typing import IO
 
 from funes import secrets
 from funes.chunking import TIERS, chunk_turn
-from funes.cli._pipe import BadLines, read_records, run
+from funes.cli._pipe import BadLines, open_inputs, read_records, run
 from funes.errors import UsageError
 from funes.records import Turn, dumps
 
@@ -71,15 +70,7 @@ def _main(args: argparse.Namespace) -> int:
     bad = BadLines(PROG, args.strict)
     out = io.BufferedWriter(sys.stdout.buffer, buffer_size=1 << 16)
     with ExitStack() as stack:
-        inputs: list[tuple[IO[bytes], str]] = []
-        for f in args.files or ["-"]:
-            if f == "-":
-                inputs.append((sys.stdin.buffer, "<stdin>"))
-            else:
-                try:
-                    inputs.append((stack.enter_context(open(f, "rb")), f))
-                except OSError as e:
-                    raise UsageError(f"cannot read {f}: {e.strerror}") from None
+        inputs = open_inputs(stack, args.files)
         try:
             for fp, where in inputs:
                 for raw, rec in read_records(fp, bad, where):

@@ -13,9 +13,8 @@ import io
 import sys
 import time
 from contextlib import ExitStack
-from typing import IO
 
-from funes.cli._pipe import BadLines, read_records, run
+from funes.cli._pipe import BadLines, open_inputs, read_records, run, warn
 from funes.errors import FunesError, UsageError
 from funes.records import Chunk, dumps
 
@@ -38,6 +37,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="chunks embedded (and written) per step (default: %(default)s)",
     )
+    p.add_argument(
+        "--skip-existing",
+        action="store_true",
+        help="drop chunks already stored in the memory (and repeats in the input) before "
+        "embedding, so a pipeline never re-embeds old turns",
+    )
+    p.add_argument("--memory", metavar="DIR", help="with --skip-existing: the memory to check")
     p.add_argument("--strict", action="store_true", help="stop at the first bad line")
     return p
 
@@ -70,6 +76,10 @@ def _main(args: argparse.Namespace) -> int:
 
     if args.batch < 1:
         raise UsageError("--batch must be at least 1")
+    if args.memory and not args.skip_existing:
+        raise UsageError("--memory goes with --skip-existing")
+    stored = _stored_ids(args.memory) if args.skip_existing else None
+    skipped = 0
     bad = BadLines(PROG, args.strict)
     out = io.BufferedWriter(sys.stdout.buffer, buffer_size=1 << 16)
     progress = _Progress(sys.stderr.isatty())
@@ -90,15 +100,7 @@ def _main(args: argparse.Namespace) -> int:
 
     stop: FunesError | None = None
     with ExitStack() as stack:
-        inputs: list[tuple[IO[bytes], str]] = []
-        for f in args.files or ["-"]:
-            if f == "-":
-                inputs.append((sys.stdin.buffer, "<stdin>"))
-            else:
-                try:
-                    inputs.append((stack.enter_context(open(f, "rb")), f))
-                except OSError as e:
-                    raise UsageError(f"cannot read {f}: {e.strerror}") from None
+        inputs = open_inputs(stack, args.files)
         try:
             for fp, where in inputs:
                 records = read_records(fp, bad, where)
@@ -107,6 +109,11 @@ def _main(args: argparse.Namespace) -> int:
                         raw, rec = next(records)
                     except StopIteration:
                         break
+                    if isinstance(rec, Chunk) and stored is not None:
+                        if rec.id in stored:
+                            skipped += 1
+                            continue
+                        stored.add(rec.id)
                     if isinstance(rec, Chunk):
                         pending.append(rec)
                         chunks.append(rec)
@@ -120,8 +127,19 @@ def _main(args: argparse.Namespace) -> int:
         progress.close()
     if stop is not None:
         raise stop
+    if skipped and sys.stderr.isatty():
+        warn(PROG, f"{skipped} chunks already stored — skipped")
     bad.summary()
     return 1 if bad.count else 0
+
+
+def _stored_ids(memory: str | None) -> set[str]:
+    from funes.store import MemoryMissing, open_memory
+
+    try:
+        return open_memory(memory).existing_ids()
+    except MemoryMissing:
+        return set()  # nothing stored yet: every chunk is new
 
 
 if __name__ == "__main__":
