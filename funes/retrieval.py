@@ -5,9 +5,11 @@ Both legs are pre-filtered and limited to the candidate pool. Their union is ord
 reciprocal-rank fusion (k = 60, ties by id) and then re-scored:
 
 - with a cross-encoder installed, relevance is its sigmoid score (design §3.2);
-- without one, relevance = cosine(query, chunk) + 0.2 · BM25/BM25max + a small prior for
-  assistant prose (where answers to "why/what did we…" questions live). Measured on
-  ../shared/eval-dev (see bench/README.md) this beats plain RRF on hit@1 and hit@5.
+- without one, relevance = cosine(query, chunk) + 0.2 · BM25/BM25max + a small prior by
+  block: +0.05 for assistant prose (where answers to "why/what did we…" questions live),
+  −0.06 for tool calls (JSON commands rarely are the evidence). Measured on
+  ../shared/eval-dev (bench/quality.py) this beats plain RRF on hit@1 and hit@5. Tried and
+  dropped: mixing the preceding user prompt's vector into each chunk's (hit@5 fell).
 
 Recency is a gentle prior (design §3.3): a relevance is multiplied by
 ``1 − α·(1 − 0.5^(age/half_life))``, so the oldest evidence loses at most α (10 %) — enough
@@ -29,13 +31,16 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from funes.errors import UsageError
+from funes.store import redaction
 
 if TYPE_CHECKING:
     from funes.store.memory import Memory
 
 RRF_K = 60
+POOL_CAP = 60  # the second stage scores the union of both legs (≤ 2 × candidates)
 LEXICAL_WEIGHT = 0.2
 PROSE_PRIOR = 0.05
+TOOL_CALL_PRIOR = -0.06  # tool calls (JSON commands) are rarely the evidence a question asks for
 RECENCY_ALPHA = 0.1
 DEFAULT_HALF_LIFE = 90.0  # days
 # Calibrated on ../shared/eval-dev with all-MiniLM-L6-v2: the best pool cosine of questions
@@ -90,6 +95,13 @@ def _like_escape(s: str) -> str:
 
 
 _RELATIVE = re.compile(r"^(\d+)\s*([hdwmy])$")
+
+
+def _block_prior() -> dict[tuple[str, str], float]:
+    return {("assistant", "text"): PROSE_PRIOR, ("assistant", "tool_use"): TOOL_CALL_PRIOR}
+
+
+BLOCK_PRIOR = _block_prior()
 
 
 def parse_when(value: str, now: datetime | None = None, end: bool = False) -> str:
@@ -178,6 +190,8 @@ class Hit:
     row: dict[str, Any]
     scores: dict[str, Any]
     neighbors: list[dict[str, Any]] = field(default_factory=list)
+    memory: str | None = None  # label of the memory this hit came from
+    trusted: bool = True  # False: from a shared memory, someone else's words
 
 
 @dataclass
@@ -188,6 +202,7 @@ class Result:
     memory: str  # label of the memory read
     reranked: bool = False
     signals: dict[str, float] = field(default_factory=dict)
+    note: str = ""  # one-line notices for the output (a remote read from cache, offline, …)
 
     def records(self) -> list[dict[str, Any]]:
         """Hit records (design §2), or one miss record when there are no hits."""
@@ -205,10 +220,12 @@ class Result:
                 "rank": h.rank,
                 "score": round(h.score, 6),
                 "scores": h.scores,
-                "memory": self.memory,
+                "memory": h.memory or self.memory,
             }
             rec.update({f: h.row.get(f) for f in HIT_FIELDS})
             rec["neighbors"] = h.neighbors
+            if not h.trusted:
+                rec["trusted"] = False
             rec["verdict"] = self.verdict
             rec["query"] = self.query.text
             if self.query.id is not None:
@@ -257,9 +274,9 @@ class Searcher:
             qv = self.embedder.embed([q.text])[0]
             vector = mem.vector_search(qv, k=pool_n, where=where)
         vec_rank = {cid: r for r, (cid, _) in enumerate(vector, 1)}
-        pool = rrf([[c for c, _ in lexical], [c for c, _ in vector]])[:pool_n]
+        pool = rrf([[c for c, _ in lexical], [c for c, _ in vector]])[:POOL_CAP]
         if not pool:
-            return Result(q, [], "weak", mem.label)
+            return Result(q, [], "weak", mem.label, note=mem.note)
         rows = mem.fetch(pool, columns=[*HIT_FIELDS, "vector"])
         cos: dict[str, float] = {}
         if qv is not None:
@@ -285,7 +302,7 @@ class Searcher:
                 return fused[r["id"]]
             if rerank:
                 return rerank[r["id"]]
-            prose = PROSE_PRIOR if (r["role"], r["block_type"]) == ("assistant", "text") else 0.0
+            prose = BLOCK_PRIOR.get((r["role"], r["block_type"]), 0.0)
             base = cos.get(r["id"], 0.0) if cos else 0.5 * coverage.get(r["id"], 0.0)
             return base + LEXICAL_WEIGHT * lex_score.get(r["id"], 0.0) / bmax + prose
 
@@ -318,11 +335,14 @@ class Searcher:
                 "relevance": round(rel, 6),
                 "recency": round(w, 6),
             }
-            hits.append(Hit(i, final, r, scores_d))
+            hits.append(Hit(i, final, r, scores_d, memory=mem.label, trusted=mem.trusted))
+        redaction.mask_for_serving(mem, [h.row for h in hits])
         if q.neighbors > 0:
             self._attach_neighbors(hits, q.neighbors)
         signals = {"best_cosine": best_cos, "best_lexical_coverage": best_lex_cov}
-        return Result(q, hits, "strong" if strong else "weak", mem.label, bool(rerank), signals)
+        return Result(
+            q, hits, "strong" if strong else "weak", mem.label, bool(rerank), signals, mem.note
+        )
 
     def _coverage(self, query: str, rows: list[dict[str, Any]]) -> dict[str, float]:
         """Share of the query's idf mass whose terms occur in each row's text."""
@@ -349,6 +369,7 @@ class Searcher:
             rows = self.memory.session_rows(
                 sid, lo, hi, columns=("turn_uuid", "seq", "role", "block_type", "text")
             )
+            redaction.mask_for_serving(self.memory, rows, whole_blocks=True)
             for h in hs:
                 h.neighbors = [
                     {
@@ -380,10 +401,51 @@ def _idf(memory: Memory, terms: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def open_searcher(memory: str | None = None, rerank: bool = True) -> Searcher:
-    """A Searcher over a local memory with the installed models loaded (once per process)."""
+class MultiSearcher:
+    """Several memories answering one query (``--memory local,owner/team``): each is searched
+    on its own, hits are merged by score, a chunk found in several is kept once (the first
+    memory named wins a tie), and every hit names the memory it came from."""
+
+    def __init__(self, searchers: Sequence[Searcher]) -> None:
+        self.searchers = list(searchers)
+
+    @property
+    def memory(self) -> Memory:
+        return self.searchers[0].memory
+
+    def search(self, q: Query, now: datetime | None = None) -> Result:
+        now = now or datetime.now(UTC)
+        results = [s.search(q, now) for s in self.searchers]
+        best: dict[str, tuple[float, int, Hit]] = {}
+        for order, res in enumerate(results):
+            for h in res.hits:
+                cid = h.row["id"]
+                if cid not in best or h.score > best[cid][0]:
+                    best[cid] = (h.score, order, h)
+        merged = sorted(best.values(), key=lambda t: (-t[0], t[1], t[2].rank))[: q.k]
+        hits = []
+        for i, (_, _, h) in enumerate(merged, 1):
+            h.rank = i
+            hits.append(h)
+        verdict = "strong" if any(r.verdict == "strong" for r in results) else "weak"
+        label = ",".join(r.memory for r in results)
+        note = "".join(r.note for r in results)
+        return Result(q, hits, verdict, label, any(r.reranked for r in results), note=note)
+
+
+def open_searcher(memory: str | None = None, rerank: bool = True) -> Searcher | MultiSearcher:
+    """A Searcher over a memory (local, remote, or several: ``local,owner/team``) with the
+    installed models loaded (once per process)."""
     from funes.models import load_embedder, load_reranker
     from funes.store import open_memory
 
-    mem = open_memory(memory)
-    return Searcher(mem, load_embedder(), load_reranker() if rerank else None)
+    specs: list[str | None] = [memory]
+    if memory is not None:
+        from funes.hub.spec import parse_many
+
+        specs = [str(s.path) if s.path is not None else s.uri for s in parse_many(memory)]
+    mems = [open_memory(s) for s in specs]
+    embedder, reranker = load_embedder(), (load_reranker() if rerank else None)
+    if len(mems) == 1:
+        return Searcher(mems[0], embedder, reranker)
+    return MultiSearcher([Searcher(m, embedder, reranker) for m in mems])
