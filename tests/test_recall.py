@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -245,3 +246,14 @@ def test_time_bounds_accept_dates_and_relative_spans() -> None:
     assert parse_when("7d", now) == "2026-11-23T12:00:00.000Z"
     assert parse_when("2026-03-01", now, end=True) == "2026-03-02T00:00:00.000Z"
     assert Filters(harness="claude").where(now) == "harness = 'claude_code'"
+
+
+def test_a_damaged_memory_is_one_line_not_a_traceback(sample_memory: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(sample_memory, broken)
+    for f in (broken / "chunks.lance" / "data").iterdir():
+        f.unlink()
+    r = run_cmd("funes", "recall", "tile cache", "--memory", broken)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "Traceback" not in err and err.count("\n") == 1
+    assert err.startswith("funes: ") and "damaged or missing" in err

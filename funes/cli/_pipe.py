@@ -99,3 +99,13 @@ def run(main: Callable[[], int], prog: str = "funes") -> int:
         except OSError:
             pass
         return 141
+    except Exception as e:  # never a traceback for the user; FUNES_DEBUG=1 shows it
+        if os.environ.get("FUNES_DEBUG"):
+            raise
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        print(
+            f"{prog}: unexpected {type(e).__name__}: {first} — if a memory is involved its "
+            "files may be damaged or missing; FUNES_DEBUG=1 shows the traceback",
+            file=sys.stderr,
+        )
+        return 1
