@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import platform
 import random
@@ -31,15 +30,39 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# Run as a script, this file's directory leads sys.path, where sibling benches (secrets.py, …)
-# would shadow the standard library for numpy and others.
-sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+if __package__ in (None, ""):  # `python bench/embed.py`: import as the bench package
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-import numpy as np  # noqa: E402
+import numpy as np
+
+from bench._common import standin_reranker
 
 ROOT = Path(__file__).resolve().parent.parent
 RECALL_BUDGET_MS = 300.0
 RECALL_OTHER_MS = 60.0  # query embedding + lexical + vector + fusion, measured elsewhere
+
+
+def run(ctx: Any) -> dict[str, Any]:
+    """The `embed` suite of `python -m bench`: throughput with the other core as the machine
+    has it (no spinner), load times, int8 vs fp32, the stand-in cross-encoder's latency."""
+    quick = ctx.quick
+    reps = 2 if quick else 3
+    cache = ctx.tmp / "embed-cache"
+    cache.mkdir(exist_ok=True)
+    os.environ["FUNES_CACHE_DIR"] = str(cache)
+    try:
+        texts = eval_dev_chunks(ROOT.parent / "shared" / "eval-dev")
+        sample = random.Random(0).sample(texts, 40 if quick else 120)
+        res: dict[str, Any] = {"versions": versions(), "corpus": corpus_stats(texts, sample)}
+        res["load"] = load_times(cache, reps, cold_runs=1)
+        res["throughput"] = throughput(sample, reps, busy=(False,))
+        res["cosine_int8_vs_fp32"] = cosine_vs_fp32(sample[: 10 if quick else 40])
+        res["reranker"] = rerank_latency(
+            texts, reps, variants=("int8",) if quick else ("fp32", "int8"), lengths=(256,)
+        )
+    finally:
+        os.environ.pop("FUNES_CACHE_DIR", None)
+    return res
 
 
 def main() -> int:
@@ -141,7 +164,7 @@ def corpus_stats(texts: list[str], sample: list[str]) -> dict[str, Any]:
 # --- measurements -----------------------------------------------------------------------------
 
 
-def load_times(cache: Path, reps: int) -> dict[str, Any]:
+def load_times(cache: Path, reps: int, cold_runs: int = 2) -> dict[str, Any]:
     code = (
         "import time; t = time.perf_counter(); from funes.models import load_embedder; "
         "e = load_embedder(); print(time.perf_counter() - t, e.graph)"
@@ -154,7 +177,10 @@ def load_times(cache: Path, reps: int) -> dict[str, Any]:
         )
         return float(out.stdout.split()[0])
 
-    cold = [once(Path(tempfile.mkdtemp(prefix="funes-bench-cold-"))) for _ in range(min(2, reps))]
+    cold = [
+        once(Path(tempfile.mkdtemp(prefix="funes-bench-cold-")))
+        for _ in range(min(cold_runs, reps))
+    ]
     once(cache)  # make sure the shared cache holds a derived graph
     warm = [once(cache) for _ in range(reps)]
     return {
@@ -163,19 +189,21 @@ def load_times(cache: Path, reps: int) -> dict[str, Any]:
     }
 
 
-def throughput(sample: list[str], reps: int) -> dict[str, Any]:
+def throughput(
+    sample: list[str], reps: int, busy: tuple[bool, ...] = (False, True)
+) -> dict[str, Any]:
     from funes.models import load_embedder
 
     emb = load_embedder()
     emb.embed(sample[:8])
     res: dict[str, Any] = {"graph": emb.graph}
-    for busy in (False, True):
-        spinner = _spin() if busy else None
+    for b in busy:
+        spinner = _spin() if b else None
         try:
             for n in (1, 2):
                 os.environ["FUNES_THREADS"] = str(n)
                 rates = [len(sample) / _timed(lambda: emb.embed(sample)) for _ in range(reps)]
-                res[f"threads{n}_{'busy' if busy else 'idle'}"] = round(statistics.median(rates), 1)
+                res[f"threads{n}_{'busy' if b else 'idle'}"] = round(statistics.median(rates), 1)
         finally:
             if spinner is not None:
                 spinner.kill()
@@ -206,58 +234,22 @@ def cosine_vs_fp32(texts: list[str]) -> dict[str, Any]:
     }
 
 
-def rerank_latency(texts: list[str], reps: int) -> dict[str, Any]:
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
+def rerank_latency(
+    texts: list[str],
+    reps: int,
+    variants: tuple[str, ...] = ("fp32", "int8"),
+    lengths: tuple[int, ...] = (128, 256, 512),
+) -> dict[str, Any]:
     from funes.models import reranker as rr_mod
-    from funes.models.derive import dequantised
-    from funes.models.embedder import tokenizer_file, verified_source
 
-    work = Path(tempfile.mkdtemp(prefix="funes-bench-ce-"))
-    m = dequantised(onnx.load(str(verified_source())))
-    g = m.graph
-    hidden = g.output[0].name
-    head_w = (np.random.default_rng(0).standard_normal((384, 1)) * 0.05).astype(np.float32)
-    g.initializer.extend(
-        [
-            numpy_helper.from_array(np.array([0], dtype=np.int64), "cls_index"),
-            numpy_helper.from_array(np.array([1], dtype=np.int64), "seq_axis"),
-            numpy_helper.from_array(head_w, "head_w"),
-            numpy_helper.from_array(np.zeros(1, dtype=np.float32), "head_b"),
-        ]
-    )
-    g.node.extend(
-        [
-            helper.make_node("Gather", [hidden, "cls_index"], ["cls3"], axis=1),
-            helper.make_node("Squeeze", ["cls3", "seq_axis"], ["cls"]),
-            helper.make_node("MatMul", ["cls", "head_w"], ["head"]),
-            helper.make_node("Add", ["head", "head_b"], ["logits"]),
-        ]
-    )
-    del g.output[:]
-    g.output.append(helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 1]))
-    variants = {"fp32": work / "fp32", "int8": work / "int8"}
-    for d in variants.values():
-        d.mkdir()
-        (d / "tokenizer.json").write_bytes(tokenizer_file().read_bytes())
-    onnx.save(m, str(variants["fp32"] / "model.onnx"))
-    logging.getLogger().setLevel(logging.ERROR)  # quantize_dynamic's pre-processing advice
-    quantize_dynamic(
-        variants["fp32"] / "model.onnx",
-        variants["int8"] / "model.onnx",
-        per_channel=True,
-        weight_type=QuantType.QInt8,
-    )
     long_texts = sorted(texts, key=len)[-60:]
     query = "why did the concurrent writers duplicate rows and how was the lock fixed"
     passages = [(t + " ") * 4 for t in long_texts[:30]]
     out: dict[str, Any] = {"pairs": 30, "threads": 2}
     os.environ["FUNES_THREADS"] = "2"
-    for name, d in variants.items():
-        os.environ["FUNES_RERANKER"] = str(d)
-        for length in (128, 256, 512):
+    for name in variants:
+        os.environ["FUNES_RERANKER"] = str(standin_reranker(name))
+        for length in lengths:
             rr_mod._loaded.clear()
             rr = rr_mod.load_reranker(max_length=length)
             assert rr is not None

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 BIN = Path(sys.executable).parent
 WORDS = (
@@ -129,6 +130,41 @@ def timed(cmd: str) -> tuple[float, int]:
     return wall, int(out.stdout.strip()) // 1024
 
 
+def measure(megabytes: int, runs: int) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="funes-bench-parse-"))
+    try:
+        t = time.perf_counter()
+        size = generate(work, megabytes)
+        gen_s = time.perf_counter() - t
+        tree = work / ".claude" / "projects"
+        files = sum(1 for _ in tree.rglob("*.jsonl"))
+        env = f"HOME={work} "
+        cases = {
+            "funes-parse": f"{env}'{BIN}/funes-parse' -q '{tree}' > /dev/null",
+            "funes-parse | funes-chunk": f"{env}'{BIN}/funes-parse' -q '{tree}' | '{BIN}/funes-chunk' > /dev/null",
+            "funes-parse | funes-chunk --no-redact": f"{env}'{BIN}/funes-parse' -q '{tree}' | '{BIN}/funes-chunk' --no-redact > /dev/null",
+        }
+        results = {}
+        for name, cmd in cases.items():
+            timings = [timed(cmd) for _ in range(runs)]
+            walls = [w for w, _ in timings]
+            results[name] = {
+                "wall_s": [round(w, 2) for w in walls],
+                "median_s": round(statistics.median(walls), 2),
+                "mb_per_s": round(size / 1e6 / statistics.median(walls), 1),
+                "peak_rss_mb": max(r for _, r in timings),
+            }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"tree": {"bytes": size, "files": files, "generate_s": round(gen_s, 1)},
+            "runs": runs, "results": results}  # fmt: skip
+
+
+def run(ctx: Any) -> dict[str, Any]:
+    """The `parse` suite of `python -m bench`."""
+    return measure(40 if ctx.quick else 200, 1 if ctx.quick else 3)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -136,30 +172,7 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=200, help="tree size in MB (default 200)")
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
-
-    work = Path(tempfile.mkdtemp(prefix="funes-bench-parse-"))
-    try:
-        size = generate(work, args.mb)
-        tree = work / ".claude" / "projects"
-        files = sum(1 for _ in tree.rglob("*.jsonl"))
-        env = f"HOME={work} "
-        cases = {
-            "funes-parse": f"{env}'{BIN}/funes-parse' -q '{tree}' > /dev/null",
-            "funes-parse | funes-chunk": f"{env}'{BIN}/funes-parse' -q '{tree}' | '{BIN}/funes-chunk' > /dev/null",
-        }
-        results = {}
-        for name, cmd in cases.items():
-            runs = [timed(cmd) for _ in range(args.runs)]
-            walls = [w for w, _ in runs]
-            results[name] = {
-                "wall_s": walls,
-                "median_s": statistics.median(walls),
-                "mb_per_s": size / 1e6 / statistics.median(walls),
-                "peak_rss_mb": max(r for _, r in runs),
-            }
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
+    res = measure(args.mb, args.runs)
     doc = {
         "suite": "parse",
         "date": dt.date.today().isoformat(),
@@ -168,18 +181,17 @@ def main() -> None:
             "python": platform.python_version(),
             "platform": platform.platform(),
         },
-        "tree": {"bytes": size, "files": files},
-        "results": results,
+        **res,
     }
     out = Path(__file__).parent / "results" / f"parse-{doc['date']}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(doc, indent=2) + "\n")
-    print(
-        f"tree: {size / 1e6:.0f} MB in {files} Claude Code session files; {args.runs} runs, median\n"
-    )
+    tree = res["tree"]
+    print(f"tree: {tree['bytes'] / 1e6:.0f} MB in {tree['files']} Claude Code session files; "
+          f"{args.runs} runs, median\n")  # fmt: skip
     print("| command | MB/s | median wall (s) | peak RSS (MB) |")
     print("|---|---|---|---|")
-    for name, r in results.items():
+    for name, r in res["results"].items():
         print(f"| `{name}` | {r['mb_per_s']:.1f} | {r['median_s']:.2f} | {r['peak_rss_mb']} |")
     print(f"\nwritten {out}")
 

@@ -61,15 +61,16 @@ def answers(text: str, quote: str) -> bool:
     return False
 
 
-def memory_dir(rebuild: bool) -> tuple[Path, float | None]:
-    """The eval-dev memory, built on first use; returns (path, index seconds if built now)."""
+def memory_dir(rebuild: bool, build: bool = True) -> tuple[Path, float | None]:
+    """The eval-dev memory, built on first use; returns (path, index seconds if built now).
+    With ``build=False`` only says where it would be."""
     import funes
     from funes.models import EMBEDDER_PIN
 
     manifest = (EVAL / "corpus" / "manifest.json").read_bytes()
     key = hashlib.sha256(manifest + funes.__version__.encode() + EMBEDDER_PIN.name.encode())
     mem = WORK / f"eval-dev-{key.hexdigest()[:12]}"
-    if mem.exists() and not rebuild:
+    if (mem.exists() and not rebuild) or not build:
         return mem, None
     subprocess.run(["rm", "-rf", str(mem)], check=True)
     t = dt.datetime.now()
@@ -129,30 +130,12 @@ def summarize(ranks: list[int | None]) -> dict[str, float]:
     }
 
 
-def run(rebuild: bool = False) -> dict[str, Any]:
+def evaluate(systems: dict[str, Any], queries: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every system on every question: ranks, verdicts and tokens, summarised (deterministic:
+    "now" is fixed and every tie is broken by id)."""
     from funes.cli._format import recall_agent
-    from funes.models import load_embedder, load_reranker
-    from funes.retrieval import Query, Searcher
-    from funes.store import open_memory
+    from funes.retrieval import Query
 
-    queries = [
-        json.loads(line) for line in (EVAL / "queries.jsonl").read_text().splitlines() if line
-    ]
-    mem_path, built_s = memory_dir(rebuild)
-    mem = open_memory(mem_path)
-    emb = load_embedder()
-    rr = load_reranker()
-    systems: dict[str, Any] = {
-        "grep": grep_system(sorted((EVAL / "corpus").rglob("*.jsonl"))),
-        "bm25": Searcher(mem, emb, None, mode="lexical", recency="off"),
-        "vector": Searcher(mem, emb, None, mode="vector", recency="off"),
-        "hybrid (rrf)": Searcher(mem, emb, None, mode="rrf", recency="off"),
-        "funes": Searcher(mem, emb, None),
-        "funes, reference recency": Searcher(mem, emb, None, recency="reference"),
-        "funes, no recency": Searcher(mem, emb, None, recency="off"),
-    }
-    if rr is not None:
-        systems["funes + rerank"] = Searcher(mem, emb, rr)
     out: dict[str, Any] = {}
     for name, system in systems.items():
         by_kind: dict[str, list[int | None]] = defaultdict(list)
@@ -181,12 +164,60 @@ def run(rebuild: bool = False) -> dict[str, Any]:
             "all": summarize(all_ranks),
             "by_kind": {k: summarize(v) for k, v in sorted(by_kind.items())},
             "by_agent": {k: summarize(v) for k, v in sorted(by_agent.items())},
-            "weak_on_absent": None if name == "grep" else statistics.fmean(weak["absent"]),
-            "weak_on_answerable": None if name == "grep" else statistics.fmean(weak["answerable"]),
+            "weak_on_absent": None if name == "grep" else _share(weak["absent"]),
+            "weak_on_answerable": None if name == "grep" else _share(weak["answerable"]),
             "tokens_per_query": statistics.median(tokens),
         }
+    return out
+
+
+def _share(flags: list[bool]) -> float | None:
+    return statistics.fmean(flags) if flags else None
+
+
+def run(rebuild: bool = False) -> dict[str, Any]:
+    from funes.models import load_embedder, load_reranker
+    from funes.retrieval import Searcher
+    from funes.store import open_memory
+
+    queries = [
+        json.loads(line) for line in (EVAL / "queries.jsonl").read_text().splitlines() if line
+    ]
+    mem_path, built_s = memory_dir(rebuild)
+    mem = open_memory(mem_path)
+    emb = load_embedder()
+    rr = load_reranker()
+    systems: dict[str, Any] = {
+        "grep": grep_system(sorted((EVAL / "corpus").rglob("*.jsonl"))),
+        "bm25": Searcher(mem, emb, None, mode="lexical", recency="off"),
+        "vector": Searcher(mem, emb, None, mode="vector", recency="off"),
+        "hybrid (rrf)": Searcher(mem, emb, None, mode="rrf", recency="off"),
+        "funes": Searcher(mem, emb, None),
+        "funes, reference recency": Searcher(mem, emb, None, recency="reference"),
+        "funes, no recency": Searcher(mem, emb, None, recency="off"),
+    }
+    if rr is not None:
+        systems["funes + rerank"] = Searcher(mem, emb, rr)
+    out = evaluate(systems, queries)
     return {"suite": "quality", "now": NOW.isoformat(), "memory_chunks": mem.count(),
             "index_seconds": built_s, "reranker": rr.name if rr else None, "systems": out}  # fmt: skip
+
+
+def run_suite(ctx: Any) -> dict[str, Any]:
+    """The `quality` suite of `python -m bench`: reuses the eval-dev memory the `index` suite
+    just embedded when the cache is cold, so one run embeds eval-dev once."""
+    import shutil
+
+    path, _ = memory_dir(rebuild=False, build=False)
+    fresh = ctx.shared.get("eval_dev_memory")
+    if not path.exists() and fresh is not None:
+        shutil.copytree(fresh, path)
+    if not path.exists() and ctx.quick:
+        return {"skipped": "no cached eval-dev memory in bench/work (the full run builds it)"}
+    from funes.models import reranker
+
+    reranker._loaded.clear()  # only a reranker installed for real, never a suite's stand-in
+    return run()
 
 
 def table(doc: dict[str, Any]) -> str:

@@ -31,6 +31,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # Run as a script, this file's directory would shadow the stdlib `secrets` module.
 _HERE = Path(__file__).resolve().parent
@@ -556,6 +557,43 @@ def _table(rows: dict[str, Row]) -> Iterator[str]:
         rem = f"{r.removed / r.seeded:.3f}" if r.seeded else "—"
         prec = f"{r.correct / r.flagged:.3f}" if r.flagged else "—"
         yield f"| {d:26} | {r.seeded:6} | {rec:>6} | {rem:>7} | {prec:>9} | {r.flagged:7} |"
+
+
+def run(ctx: Any) -> dict[str, Any]:
+    """The `secrets` suite of `python -m bench`: the detection table (seeded recall, precision
+    with the clean corpus), eval-dev findings, redaction throughput."""
+    from funes.secrets import find
+
+    seeds = seeded_corpus(10 if ctx.quick else 40, 7)
+    clean = clean_corpus()
+    rows = score(seeds, clean)
+    order = [k.detector for k in KINDS] + sorted(set(rows) - set(KIND_BY_DETECTOR))
+    table = {
+        d: {"seeded": r.seeded, "found": r.found, "removed": r.removed, "flagged": r.flagged,
+            "correct": r.correct}
+        for d in order
+        if (r := rows.get(d, Row())) is not None
+    }  # fmt: skip
+    total = sum(r.seeded for r in rows.values())
+    out: dict[str, Any] = {
+        "seeded": len(seeds),
+        "types": len(KINDS),
+        "clean_texts": len(clean),
+        "recall": round(sum(r.found for r in rows.values()) / total, 4),
+        "removed": round(sum(r.removed for r in rows.values()) / total, 4),
+        "clean_findings": sum(len(find(t)) for t in clean),
+        "detectors": table,
+    }
+    blocks = eval_dev_blocks()
+    if blocks:
+        fps = Counter(f.detector for t in blocks for f in find(t))
+        out["eval_dev"] = {
+            "blocks": len(blocks),
+            "mb": round(sum(len(t.encode("utf-8")) for t in blocks) / 1e6, 2),
+            "findings": dict(sorted(fps.items())),
+            "redact_mb_per_s_cpu": round(throughput(blocks, 2 if ctx.quick else 5), 1),
+        }
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

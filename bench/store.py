@@ -1,5 +1,7 @@
-# ruff: noqa: E402  (bench/ must leave sys.path before numpy is imported)
 """The memory store on this machine: indexing, appends, lexical latency, size, ANN threshold.
+
+Two suites of `python -m bench` live here — ``index`` (:func:`run_index`) and ``storage``
+(:func:`run_storage`); run as a script, it keeps its original stages:
 
     .venv/bin/python bench/store.py [--only a,b,c,d,e,ann] [--rows 100000] [--sessions 2000]
 
@@ -25,8 +27,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# bench/secret_detection.py would shadow the stdlib module numpy.random imports; drop bench/ from the path.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+if __package__ in (None, ""):  # `python bench/store.py`: import as the bench package
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import argparse
 import json
@@ -38,22 +40,17 @@ import statistics
 import subprocess
 import tempfile
 import time
+import warnings
 from datetime import date, timedelta
 from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-EVAL_DEV = REPO.parent / "shared" / "eval-dev"
-BIN = Path(sys.executable).parent
-sys.path.insert(0, str(REPO))
-
+from bench._common import BIN, EVAL_DEV, ROOT, Context, du, log, rmtree
 from funes.records import Chunk
 from funes.store.memory import open_memory
 
-
-def du(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+REPO = ROOT
 
 
 def eval_dev_chunks() -> list[Chunk]:
@@ -281,6 +278,177 @@ def stage_ann(tmp: Path, res: dict[str, Any], rows: int, base: list[Chunk]) -> N
         }
         print(f"  ann {n}: {res[f'ann_{n}']}", file=sys.stderr)
         shutil.rmtree(path, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------- suites
+
+QUICK_CORPUS = (
+    "claude-code/bastion-agentique_bastion__claude-session.jsonl",
+    "codex/CryptoSodi_Battle-Cities__codex-session.jsonl",
+    "pi/castai_kimchi-dev__statsuline.jsonl",
+)
+
+
+def index_run(corpus: Path, mem: Path, *extra: str) -> dict[str, Any]:
+    t0 = time.monotonic()
+    r = subprocess.run(
+        [str(BIN / "funes"), "index", str(corpus), "--memory", str(mem), "--yes", "--json", *extra],
+        capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    wall = time.monotonic() - t0
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    return {"wall_s": round(wall, 1), "chunks": out["chunks"],
+            "chunks_per_s": round(out["chunks"] / wall, 1), "embedded": out["embedded"]}  # fmt: skip
+
+
+def first_answer(ctx: Context, sessions: int) -> dict[str, Any]:
+    """Seconds from the start of a first `funes index` (the no-path sweep a new user runs, with
+    embedding, as is) over a synth history until (1) a lexical query first returns a hit and
+    (2) every session's text is lexically searchable — polled by a separate reader. The index
+    process is stopped once (2) is reached (what follows is tool tiers and embedding)."""
+    from bench import synth
+    from funes.sources import parse
+
+    home = ctx.tmp / f"fa-home-{sessions}"
+    t = time.monotonic()
+    info = synth.build(home, sessions, seed=1)
+    gen_s = time.monotonic() - t
+    roots = [home / ".claude/projects", home / ".codex/sessions", home / ".pi/agent/sessions",
+             home / ".hermes/state.db"]  # fmt: skip
+    expect = {
+        turn.session_id
+        for turn in parse([r for r in roots if r.exists()])
+        if any(b.type in ("text", "thinking") for b in turn.blocks)
+    }
+    fh = ctx.tmp / f"fa-funes-{sessions}"
+    env = {**os.environ, "HOME": str(home), "FUNES_HOME": str(fh)}
+    t0 = time.monotonic()
+    p = subprocess.Popen(
+        [str(BIN / "funes"), "index", "--json"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    mem_path = fh / "memory"
+    first = reached = None
+    n = 0
+    while reached is None and p.poll() is None and time.monotonic() - t0 < 240:
+        time.sleep(0.25)
+        try:
+            mem = open_memory(mem_path)
+            if first is None and mem.lexical_search("error", 1):
+                first = time.monotonic() - t0
+            n = mem.session_count()
+        except Exception:
+            continue
+        if n >= len(expect):
+            reached = time.monotonic() - t0
+    if p.poll() is None:
+        p.terminate()
+    p.wait(timeout=60)
+    return {
+        "sessions": sessions,
+        "sessions_with_text": len(expect),
+        "history_mb": round(info["bytes"] / 1e6, 1),
+        "by_agent": info["by_agent"],
+        "generate_s": round(gen_s, 1),
+        "first_hit_s": None if first is None else round(first, 1),
+        "all_sessions_searchable_s": None if reached is None else round(reached, 1),
+        "sessions_searchable_at_stop": n,
+    }
+
+
+def append_cost(ctx: Context, rows: int, reps: int) -> dict[str, Any]:
+    """Writer open + append of one 200-chunk session (vectors given) into a memory of ``rows``
+    synth chunks (a copy of the recall suite's)."""
+    from bench.recall import synth_memory
+
+    src = synth_memory(ctx, rows)
+    path = ctx.tmp / f"append-{rows}"
+    rmtree(path)
+    shutil.copytree(src, path)
+    base = eval_dev_chunks()
+    opens, appends = [], []
+    for rep in range(reps):
+        session = synthetic(base, 200, start=10_000_000 + 1000 * rep, session_size=200)
+        t = time.monotonic()
+        m = open_memory(path)
+        with m.writer(interactive=False) as w:
+            _ = w.ids
+            t1 = time.monotonic()
+            assert w.append(session) == 200
+            t2 = time.monotonic()
+        opens.append(t1 - t)
+        appends.append(t2 - t1)
+    rmtree(path)
+    return {
+        "rows": rows,
+        "reps": reps,
+        "open_s": round(statistics.median(opens), 3),
+        "write_s": round(statistics.median(appends), 3),
+        "total_s": round(float(statistics.median(np.add(opens, appends))), 3),
+    }
+
+
+def run_index(ctx: Context) -> dict[str, Any]:
+    res: dict[str, Any] = {}
+    corpus = EVAL_DEV / "corpus"
+    if ctx.quick:
+        corpus = ctx.tmp / "quick-corpus"
+        for rel in QUICK_CORPUS:
+            (corpus / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(EVAL_DEV / "corpus" / rel, corpus / rel)
+    res["corpus"] = "eval-dev (3 small sessions)" if ctx.quick else "eval-dev (all 13 sessions)"
+    for name, extra in (("lexical_only", ["--no-embed"]), ("end_to_end", [])):
+        res[name] = index_run(corpus, ctx.tmp / f"index-{name}", *extra)
+        log(f"index {name}: {res[name]}")
+    if not ctx.quick:
+        ctx.shared["eval_dev_memory"] = ctx.tmp / "index-end_to_end"
+    res["first_answer"] = first_answer(ctx, 300 if ctx.quick else 2000)
+    log(f"first lexical answer: {res['first_answer']}")
+    rows = 20_000 if ctx.quick else 100_000
+    res["append_200"] = append_cost(ctx, rows, 3 if ctx.quick else 5)
+    log(f"append 200 into {rows}: {res['append_200']}")
+    return res
+
+
+def bytes_per_chunk(src: Path, tmp: Path) -> dict[str, Any]:
+    path = tmp / (src.name + "-size")
+    rmtree(path)
+    shutil.copytree(src, path)
+    mem = open_memory(path)
+    with mem.writer(interactive=False) as w, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # reaping every old version: nobody else reads this copy
+        w.optimize(ann=False, cleanup_older_than=timedelta(0))
+    mem = open_memory(path)
+    n = mem.count()
+    out = {
+        "chunks": n,
+        "bytes_per_chunk": round(du(path) / n),
+        "table_bytes_per_chunk": round(du(path / "chunks.lance") / n),
+        "lexical_bytes_per_chunk": round(du(path / "lexical") / n),
+        "text_chars_per_chunk": round(
+            sum(len(t) for t in mem.rows(columns=["text"]).column("text").to_pylist()) / n
+        ),
+    }
+    rmtree(path)
+    return out
+
+
+def run_storage(ctx: Context) -> dict[str, Any]:
+    from bench.quality import memory_dir
+    from bench.recall import synth_memory
+
+    res: dict[str, Any] = {}
+    real = ctx.shared.get("eval_dev_memory")
+    if real is None:
+        cached, _ = memory_dir(rebuild=False, build=False)
+        real = cached if cached.exists() else None
+    if real is not None:
+        res["eval_dev"] = {"vectors": "real (all-MiniLM-L6-v2)", **bytes_per_chunk(real, ctx.tmp)}
+        log(f"storage eval-dev: {res['eval_dev']}")
+    n = 20_000 if ctx.quick else 100_000
+    res[f"synth_{n}"] = {"vectors": "random unit", **bytes_per_chunk(synth_memory(ctx, n), ctx.tmp)}
+    log(f"storage synth {n}: {res[f'synth_{n}']}")
+    return res
 
 
 def main() -> int:

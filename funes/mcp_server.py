@@ -66,7 +66,8 @@ when it was last indexed, and the models in use."""
 
 QUERY_HELP = "what to look for: the question, or distinctive words the passage would contain"
 MEMORY_HELP = (
-    "a memory directory, as on a hit's `→ get` line; omit for the server's memory "
+    "a memory as on a hit's `→ get` line: a directory, or a Hugging Face dataset `owner/name`; "
+    "several separated by commas (`local,owner/team`); omit for the server's memory "
     "(`local` = your default memory)"
 )
 
@@ -94,21 +95,28 @@ class Memories:
 
     def search(self, memory: str | None, query: "Query") -> "Result":
         """Run a Query on the memory's Searcher (models loaded on first use, then reused)."""
+        from funes.hub.spec import parse_many
         from funes.models import load_embedder, load_reranker
-        from funes.retrieval import Searcher
-        from funes.store import memory_dir
+        from funes.retrieval import MultiSearcher, Searcher
+        from funes.store import memory_dir, open_memory
 
-        key = str(memory_dir(self.spec(memory)))
+        spec = self.spec(memory)
+        key = str(memory_dir(spec)) if spec is None else spec
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
-            mem = self.open(memory)  # the latest version: hooks append while we serve
+            parts = [None] if spec is None else [s.uri for s in parse_many(spec)]
+            # the latest version of each: hooks append while we serve
+            mems = [open_memory(p) for p in parts]
             searcher = self._searchers.get(key)
             if searcher is None:
-                searcher = Searcher(mem, load_embedder(), load_reranker())
+                searcher = Searcher(mems[0], load_embedder(), load_reranker())
                 self._searchers[key] = searcher
-            searcher.memory = mem
-            return searcher.search(query)
+            searcher.memory = mems[0]
+            if len(mems) == 1:
+                return searcher.search(query)
+            many = [Searcher(m, searcher.embedder, searcher.reranker) for m in mems]
+            return MultiSearcher(many).search(query)
 
 
 def recall(

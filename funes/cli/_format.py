@@ -22,7 +22,11 @@ WEAK_LINE = (
 
 
 def recall_agent(result: Any, note: str = "") -> str:
-    """The reference agent format, with the verdict line first when evidence is weak."""
+    """The reference agent format, with the verdict line first when evidence is weak.
+
+    A hit from someone else's memory (``hit.trusted`` false) is fenced as untrusted text,
+    its neighbours inside the fence, and instruction-like spans are flagged above it."""
+    note = note or getattr(result, "note", "")
     if not result.hits:
         return note + "no results"
     out = [note]
@@ -30,16 +34,32 @@ def recall_agent(result: Any, note: str = "") -> str:
         out.append(WEAK_LINE + "\n")
     for h in result.hits:
         r = h.row
+        memory = getattr(h, "memory", None) or result.memory
         out.append(
             f"[{r['ts']}] {r['harness']} {r['workdir']}/{r['session_id'][:8]} {r['block_type']}"
             f"  score={h.score:.3f}\n"
         )
-        out.append(f"  → get {get_args(r['session_id'], r['turn_uuid'], result.memory)}\n")
-        out.append(f"{r['text']}\n")
+        out.append(f"  → get {get_args(r['session_id'], r['turn_uuid'], memory)}\n")
+        body = [f"{r['text']}\n"]
         for n in h.neighbors:
-            out.append(f"  ~ [{n['role']} {n['block_type']} seq{n['seq']}] {n['text']}\n")
+            body.append(f"  ~ [{n['role']} {n['block_type']} seq{n['seq']}] {n['text']}\n")
+        if getattr(h, "trusted", True):
+            out.extend(body)
+        else:
+            out.extend(_fenced(body, memory))
         out.append("---\n")
     return "".join(out)
+
+
+def _fenced(body: list[str], memory: str) -> list[str]:
+    from funes.hub.untrusted import FENCE_CLOSE, FENCE_OPEN, defuse, flag_line, instruction_spans
+
+    text = "".join(body)
+    spans = instruction_spans(text)
+    source = memory.removeprefix("hf://datasets/")
+    out = [flag_line(spans)] if spans else []
+    out += [FENCE_OPEN.format(source=source) + "\n", defuse(text), FENCE_CLOSE + "\n"]
+    return out
 
 
 def get_args(session_id: str, turn_uuid: str, memory: str | None) -> str:

@@ -57,6 +57,7 @@ def _main(args: argparse.Namespace) -> int:
 
 def window(mem: Memory, session_id: str, turn_uuid: str, width: int) -> list[TurnView]:
     """The turns within ``width`` seq of the named turn; FunesError when it is not stored."""
+    from funes.store import redaction
     from funes.store.memory import sql_str
 
     found = (
@@ -76,6 +77,7 @@ def window(mem: Memory, session_id: str, turn_uuid: str, width: int) -> list[Tur
         centre + width,
         columns=("turn_uuid", "seq", "ts", "role", "text", "block_type", "block_idx", "split_idx"),
     )
+    redaction.mask_for_serving(mem, rows, whole_blocks=True)
     return group_turns(rows)
 
 

@@ -13,6 +13,9 @@ from funes.store.status import Status
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="funes status", description="What the memory holds.")
+    p.add_argument(
+        "memory_pos", nargs="?", metavar="MEMORY", help="a memory dir or a Hub dataset OWNER/NAME"
+    )
     p.add_argument("--memory", metavar="M", help="a memory directory (default: your local memory)")
     p.add_argument("--json", action="store_true", help="one JSON object")
     return p
@@ -29,7 +32,22 @@ def _main(args: argparse.Namespace) -> int:
     from funes.store import open_memory
     from funes.store.status import memory_status
 
-    st = memory_status(open_memory(args.memory))
+    spec = args.memory or args.memory_pos
+    mem = open_memory(spec)
+    if mem.label.startswith("hf://"):
+        from funes.hub.spec import parse
+        from funes.hub.status import remote_status
+
+        rs = remote_status(parse(mem.label), mem)
+        if args.json:
+            doc = {**rs.__dict__, "last_push": rs.last_push.isoformat() if rs.last_push else None}
+            sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        else:
+            sys.stdout.write(rs.text())
+        return 0
+    if mem.note and not args.json:
+        sys.stdout.write(mem.note)
+    st = memory_status(mem)
     rr = find_reranker()
     models = {"embedder": EMBEDDER_PIN.name, "reranker": rr.name if rr else None}
     if args.json:

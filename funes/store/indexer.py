@@ -33,6 +33,7 @@ from funes.chunking import TIERS, chunk_turns
 from funes.errors import FunesError, UsageError
 from funes.records import Chunk
 from funes.sources import FileStats, Unit, discover, get_source, parse_unit
+from funes.store import redaction
 from funes.store.paths import TABLE, memory_dir
 from funes.store.state import IndexState
 
@@ -198,11 +199,10 @@ def _limit(units: list[Unit], limit: int | None) -> list[Unit]:
 # ---------------------------------------------------------------------------- the run
 
 
-def redactor() -> Callable[[str], str] | None:
-    try:
-        from funes.secrets import redact
-    except ImportError:
-        return None
+def redactor() -> Callable[[str], str]:
+    """The ingest redaction; never optional (a missing module must fail, not switch it off)."""
+    from funes.secrets import redact
+
     return redact
 
 
@@ -223,6 +223,10 @@ def index(
     report = IndexReport(memory=mem.label)
     interactive = _interactive(opts.interactive)
     with mem.writer(interactive=interactive) as w:
+        # Every row this run writes is redacted: an empty memory is vouched for from the start
+        # (so a run killed half-way still leaves it stamped); one with unvouched rows is not.
+        if not redaction.vouched(path) and mem.count() == 0:
+            redaction.write_stamp(path, ingest={"detectors": "builtin"})
         state = IndexState.load(path, table_exists=not fresh)
         run = _Run(w, state, opts, report, progress)
         deadline = t0 + opts.budget if (sweep and opts.budget is not None) else None
@@ -371,7 +375,7 @@ class _Run:
 
     def flush(self) -> None:
         if self.buf:
-            self.report.chunks += self.w.append(self.buf)
+            self.report.chunks += self.w.append(self.buf, redacted=True)
             self.buf = []
         for key, sig, tiers in self.done_units:
             self.state.record(key, sig, tiers, self.opts.thinking)

@@ -29,6 +29,7 @@ import numpy as np
 
 from funes.errors import FunesError
 from funes.records import Chunk
+from funes.store import redaction
 from funes.store.lexical import LexicalIndex
 from funes.store.lock import WriterLock
 from funes.store.paths import TABLE, default_memory_dir, memory_dir, memory_label
@@ -104,6 +105,8 @@ class Memory:
     def __init__(self, path: Path, table: Any, lexical: LexicalIndex) -> None:
         self.path = path
         self.label = memory_label(path)
+        self.note = ""  # a one-line notice for output (e.g. a remote read from its cache)
+        self.trusted = True  # False: passages are someone else's words (a shared remote)
         self._table = table
         self.lexical = lexical
         md = table.schema.metadata or {}
@@ -317,11 +320,13 @@ class MemoryWriter:
             return f"vector made by {chunk.model}; {m.label} holds {m.model} vectors"
         return None
 
-    def append(self, chunks: Sequence[Chunk]) -> int:
+    def append(self, chunks: Sequence[Chunk], redacted: bool = False) -> int:
         """Append the chunks whose id is new (one table commit, then one index commit).
 
         Vectors are optional: chunks without one are stored with a null vector and are
-        searchable lexically at once. Returns the number written.
+        searchable lexically at once. Returns the number written. Unless the caller vouches
+        that the text was ``redacted`` (``funes index``, ``funes scrub``), writing new rows
+        removes the memory's redaction stamp, so recall masks secrets in what it serves.
         """
         new: list[Chunk] = []
         ids = self.ids
@@ -331,6 +336,8 @@ class MemoryWriter:
                 new.append(c)
         if not new:
             return 0
+        if not redacted:  # before the rows land: a crash must not leave them vouched for
+            redaction.invalidate(self.memory.path)
         try:
             self._table.add(chunks_to_arrow(new, self.memory))
         except BaseException:
@@ -340,6 +347,51 @@ class MemoryWriter:
         self.memory.lexical.append([c.id for c in new], [c.text for c in new])
         self.memory.lexical.commit(self.memory.version)
         return len(new)
+
+    def replace(self, remove: Sequence[str], chunks: Sequence[Chunk]) -> None:
+        """Remove the rows ``remove`` and store ``chunks`` in their place, in one table commit
+        (a reader sees either the old rows or the new ones). Chunk ids may reuse removed ids.
+        For `funes scrub`: the caller vouches the new text is redacted."""
+        gone = sorted(set(remove) - {c.id for c in chunks})
+        if not gone and not chunks:
+            return
+        m = self._table.merge_insert("id")
+        if chunks:
+            m = m.when_matched_update_all().when_not_matched_insert_all()
+            data = chunks_to_arrow(chunks, self.memory)
+        else:
+            data = chunks_to_arrow([], self.memory)
+        if gone:
+            m = m.when_not_matched_by_source_delete(sql_in("id", gone))
+        m.execute(data)
+        self.memory.lexical.delete([*gone, *(c.id for c in chunks)])
+        self.memory.lexical.append([c.id for c in chunks], [c.text for c in chunks])
+        self.memory.lexical.commit(self.memory.version)
+        if self._ids is not None:
+            self._ids.difference_update(gone)
+            self._ids.update(c.id for c in chunks)
+
+    def purge(self) -> None:
+        """Physically remove deleted rows and every older version of the table and the
+        lexical index, so no file under the memory still holds text that was deleted.
+
+        Readers using an older table version fail (their files are gone): call it only for
+        a rewrite that must not be recoverable (`funes scrub`), under the writer lock.
+        """
+        import warnings
+
+        self.memory.lexical.compact()
+        self.memory.lexical.commit(self.memory.version)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "cleanup_older_than=0 removes every version"
+            self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+            if _deletion_files(self.memory.path):
+                # Compaction leaves a large fragment with few deleted rows as it is; rewriting
+                # the table is the only way to drop those rows' bytes.
+                whole = self._table.to_arrow()
+                self._table.add(whole, mode="overwrite")
+                self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+        self.memory.lexical.commit(self.memory.version)
 
     def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> None:
         """Store vectors for existing rows (one commit)."""
@@ -432,6 +484,11 @@ class MemoryWriter:
         return report
 
 
+def _deletion_files(path: Path) -> list[Path]:
+    d = path / f"{TABLE}.lance" / "_deletions"
+    return [f for f in d.iterdir() if f.is_file()] if d.is_dir() else []
+
+
 def chunks_to_arrow(chunks: Sequence[Chunk], memory: Memory) -> pa.Table:
     """Chunk records as a table in the memory's schema; vectors checked against its model."""
     import pyarrow as pa
@@ -521,6 +578,16 @@ def open_memory(
     """
     import lancedb
 
+    if isinstance(spec, str) and not create:
+        from funes.hub.spec import parse_many
+
+        specs = parse_many(spec)
+        if len(specs) > 1:
+            raise FunesError(f"{spec!r} names several memories; this command reads one")
+        if specs[0].remote:
+            from funes.hub.remote import open_remote
+
+            return open_remote(specs[0])
     path = memory_dir(spec)
     if create:
         path.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,21 @@
+"""funes' benchmarks: speed, size and recall quality against baselines, on this machine.
+
+    .venv/bin/python -m bench [SUITE ...] [--quick]
+
+See bench/README.md (generated from bench/results/<date>.json by the same command).
+"""
+
+# Suite name → (module, function taking a bench._common.Context, returning a JSON-able dict).
+SUITES = {
+    "parse": ("bench.parse", "run"),
+    "embed": ("bench.embed", "run"),
+    "index": ("bench.store", "run_index"),
+    "recall": ("bench.recall", "run"),
+    "storage": ("bench.store", "run_storage"),
+    "secrets": ("bench.secret_detection", "run"),
+    "quality": ("bench.quality", "run_suite"),
+    "hub": ("bench.hub", "run"),  # remote recall, when bench/hub.py is present
+}
+# A suite module without the function is run as `python -m MODULE [args]`; its stdout is kept,
+# and so is the bench/results/<name>-<date>.json it writes, if any.
+SCRIPT_ARGS = {"hub": {"quick": ["--new", "200", "--reps", "2"], "default": []}}

@@ -1,0 +1,185 @@
+"""Recall latency: warm (a Searcher kept open, as MCP and `funes-query` run) and cold (a
+`funes recall` process), at 20k and 100k chunks; and the index hook's return time.
+
+    .venv/bin/python -m bench recall [--quick]
+
+The memories are built from `bench/synth.py` histories (real layouts of the four agents,
+eval-dev's sessions re-identified and time-shifted), parsed and chunked by funes, cut to exactly
+20,000 / 100,000 chunks, with **random unit vectors** in place of embeddings (embedding 100k
+chunks here would take over an hour; the query is still embedded by the real model, and
+vector search costs the same on any 384-d vectors). Vector search is flat (funes builds an ANN
+index only in `funes optimize`, from 50k vectors). Queries are eval-dev's 31 questions.
+
+"With rerank" uses a stand-in cross-encoder of cross-encoder/ms-marco-MiniLM-L-6-v2's
+architecture (int8, 256 tokens — `_common.standin_reranker`): none ships on a registry this
+machine reaches, and its latency depends on the architecture, not the weights.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # `python bench/recall.py`: import as the bench package
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+import json
+import os
+import subprocess
+import time
+from typing import Any
+
+from bench import synth
+from bench._common import (
+    BIN,
+    NOW,
+    ROOT,
+    Context,
+    log,
+    queries,
+    standin_reranker,
+    summary_ms,
+    timed,
+)
+
+CHUNKS_PER_SESSION = 100  # what bench/synth.py histories hold on average (measured: ~102)
+
+
+def synth_memory(ctx: Context, n_chunks: int) -> Path:
+    """A memory of exactly ``n_chunks`` chunks of a synth history, random unit vectors."""
+
+    def build() -> Path:
+        import numpy as np
+
+        from funes.chunking import chunk_turns
+        from funes.sources import parse
+        from funes.store import open_memory
+
+        t0 = time.monotonic()
+        home = ctx.tmp / f"synth-home-{n_chunks}"
+        synth.build(home, int(n_chunks / CHUNKS_PER_SESSION * 1.25) + 10, seed=0)
+        roots = [home / ".claude/projects", home / ".codex/sessions",
+                 home / ".pi/agent/sessions", home / ".hermes/state.db"]  # fmt: skip
+        chunks = []
+        for c in chunk_turns(parse([r for r in roots if r.exists()])):
+            chunks.append(c)
+            if len(chunks) == n_chunks:
+                break
+        if len(chunks) < n_chunks:
+            raise SystemExit(f"synth history gave {len(chunks)} < {n_chunks} chunks")
+        rng = np.random.default_rng(0)
+        path = ctx.tmp / f"mem-{n_chunks}"
+        mem = open_memory(path, create=True)
+        with mem.writer(interactive=False) as w:
+            for s in range(0, n_chunks, 10_000):
+                batch = chunks[s : s + 10_000]
+                v = rng.standard_normal((len(batch), 384)).astype(np.float32)
+                v /= np.linalg.norm(v, axis=1, keepdims=True)
+                for c, x in zip(batch, v, strict=True):
+                    c.vector = x.tolist()
+                w.append(batch)
+            w.optimize(ann=False)
+        log(f"memory of {n_chunks} synth chunks built in {time.monotonic() - t0:.0f} s")
+        return path
+
+    return ctx.once(f"synth-memory-{n_chunks}", build)  # type: ignore[no-any-return]
+
+
+def warm(path: Path, texts: list[str], rerank: bool) -> dict[str, Any]:
+    from funes.models import load_embedder, load_reranker
+    from funes.retrieval import Query, Searcher
+    from funes.store import open_memory
+
+    rr = None
+    if rerank:
+        os.environ["FUNES_RERANKER"] = str(standin_reranker())
+        rr = load_reranker()
+    try:
+        s = Searcher(open_memory(path), load_embedder(), rr)
+        for q in texts[:2]:
+            s.search(Query(q), now=NOW)
+        times = [timed(lambda q=q: s.search(Query(q), now=NOW)) for q in texts]
+    finally:
+        os.environ.pop("FUNES_RERANKER", None)
+        from funes.models import reranker
+
+        reranker._loaded.clear()  # later suites (quality) must not see the stand-in as installed
+    return summary_ms(times)
+
+
+def cold(path: Path, texts: list[str], env: dict[str, str]) -> dict[str, Any]:
+    """Wall time of `funes recall` processes: new interpreter, models and memory opened from
+    disk each time. One untimed call first, so the OS file cache holds the code and model."""
+    times = []
+    for i, q in enumerate([texts[-1], *texts]):
+        t = time.perf_counter()
+        subprocess.run(
+            [str(BIN / "funes"), "recall", q, "--memory", str(path)],
+            env={**os.environ, **env}, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True,
+        )  # fmt: skip
+        if i:
+            times.append(time.perf_counter() - t)
+    return summary_ms(times)
+
+
+def hook_return(ctx: Context, runs: int) -> dict[str, Any]:
+    """Foreground time of hooks/funes-index.sh fed a Claude Code Stop payload (the detached
+    worker is pointed at a funes that exits at once, as tests/test_hooks.py does)."""
+    home = ctx.tmp / "hook-home"
+    (home / "proj").mkdir(parents=True, exist_ok=True)
+    fake = home / "fake-funes"
+    fake.write_text("#!/bin/sh\necho indexed sessions=0\n")
+    fake.chmod(0o755)
+    transcript = home / "proj" / "s.jsonl"
+    transcript.write_text('{"type":"user","message":{"role":"user","content":"hi"}}\n')
+    payload = json.dumps(
+        {"session_id": "s", "transcript_path": str(transcript), "cwd": str(home / "proj"),
+         "hook_event_name": "Stop", "stop_hook_active": False}
+    ).encode()  # fmt: skip
+    env = {**os.environ, "HOME": str(home), "FUNES_HOME": str(home / ".funes")}
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(
+            ["bash", str(ROOT / "hooks" / "funes-index.sh"), "claude", "--funes", str(fake)],
+            input=payload, env=env, capture_output=True, check=True, timeout=30,
+        )  # fmt: skip
+        times.append(time.perf_counter() - t)
+    time.sleep(0.5)  # let the last detached workers finish before the scratch dir goes
+    return summary_ms(times)
+
+
+def run(ctx: Context) -> dict[str, Any]:
+    texts = [q["query"] for q in queries()]
+    sizes = [20_000] if ctx.quick else [20_000, 100_000]
+    rerank_n = 3 if ctx.quick else 12
+    out: dict[str, Any] = {
+        "vectors": "random unit vectors (query embedded by the real model); flat search",
+        "queries": len(texts),
+        "reranker": "stand-in MiniLM-L6 cross-encoder, int8, 256 tokens, 30 pairs",
+    }
+    for n in sizes:
+        path = synth_memory(ctx, n)
+        res: dict[str, Any] = {"warm": warm(path, texts, rerank=False)}
+        log(f"recall {n}: warm {res['warm']}")
+        if n == 20_000:
+            res["warm_rerank"] = warm(path, texts[:rerank_n], rerank=True)
+            log(f"recall {n}: warm + rerank {res['warm_rerank']}")
+            res["cold_cli"] = cold(path, texts[: 3 if ctx.quick else 7], {})
+            log(f"recall {n}: cold CLI {res['cold_cli']}")
+            if not ctx.quick:
+                rr = {"FUNES_RERANKER": str(standin_reranker())}
+                res["cold_cli_rerank"] = cold(path, texts[:3], rr)
+                log(f"recall {n}: cold CLI + rerank {res['cold_cli_rerank']}")
+        out[str(n)] = res
+    out["hook_return"] = hook_return(ctx, 9 if ctx.quick else 21)
+    out["hook_return"]["median_ms"] = out["hook_return"]["p50_ms"]
+    log(f"hook return {out['hook_return']}")
+    return out
+
+
+if __name__ == "__main__":
+    from bench.__main__ import main
+
+    raise SystemExit(main(["recall", *sys.argv[1:]]))

@@ -1,0 +1,54 @@
+"""`funes push MEMORY [--yes] [--create]`: publish your memory's new chunks to a Hub dataset."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from funes.cli._pipe import run
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="funes push",
+        description="Publish the chunks a Hugging Face dataset lacks (append-only). Every block "
+        "is scanned for secrets first; blocks with a finding stay here.",
+    )
+    p.add_argument("memory", metavar="MEMORY", help="OWNER/NAME[/PREFIX] or hf://datasets/…")
+    p.add_argument("-y", "--yes", action="store_true", help="don't ask before a first publish")
+    p.add_argument(
+        "--create", action="store_true", help="create the dataset (private) if it does not exist"
+    )
+    p.add_argument(
+        "--from", dest="source", metavar="M", help="the local memory to publish (default: yours)"
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(lambda: _main(args))
+
+
+def _ask(question: str) -> bool:
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("y", "yes")
+
+
+def _main(args: argparse.Namespace) -> int:
+    from funes.hub.push import push
+    from funes.hub.spec import parse
+
+    spec = parse(args.memory)
+    tty = sys.stdin.isatty() and sys.stderr.isatty()
+    report = push(
+        spec, args.source, yes=args.yes, create=args.create, confirm=_ask if tty else None
+    )
+    sys.stdout.write(report.text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

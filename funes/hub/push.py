@@ -1,0 +1,362 @@
+"""`funes push`: publish the local memory's new chunks to a Hub dataset (append-only).
+
+One attempt:
+
+1. resolve the head of `main` (one request) and bring the memory files of that commit into the
+   HF cache (only files the cache lacks are fetched — the same files recall reads);
+2. copy them into a scratch directory (hard links where possible) and read the remote's ids
+   there: ``to_push`` = local ids − remote ids (a host receipt answers "up to date" before any
+   of this);
+3. the secret gate (first attempt only): whole blocks rebuilt and scanned, dirty blocks held;
+4. append the clean rows to the scratch copy with the store's own writer (new Lance fragment,
+   manifest and transaction; a new lexical segment), then upload exactly the files that are new
+   or changed — plus the dataset card — as **one** commit guarded by ``parent_commit``.
+
+A concurrent push that lands first makes the commit fail with 412; the attempt is redone from
+the new head (its rows are now in the remote's ids, so nothing is sent twice), up to
+:data:`MAX_RETRIES` times. Push never deletes or rewrites remote rows; only lexical index
+segments that a merge replaced are removed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from funes.errors import FunesError, UsageError
+from funes.hub import receipt, transport
+from funes.hub.spec import MemorySpec, State, state_message
+
+if TYPE_CHECKING:
+    from funes.hub.gate import GateResult
+    from funes.hub.transport import RemoteInfo
+    from funes.store.memory import Memory
+
+MAX_RETRIES = 10
+# What a remote memory is made of; everything else in a memory dir stays local.
+SHIPPED = ("chunks.lance/", "lexical/")
+NOT_SHIPPED = ("chunks.lance/_versions/latest_version_hint.json",)
+
+
+class NothingPublished(FunesError):
+    """Every row to push was held back by the gate (exit status 2, as in the reference)."""
+
+    exit_code = 2
+
+
+@dataclass
+class PushReport:
+    label: str
+    pushed: int = 0
+    commit: str | None = None
+    remote_chunks: int = 0
+    local_chunks: int = 0
+    held: GateResult | None = None
+    card: str = ""  # "created" | "refreshed" | ""
+    up_to_date: bool = False
+    created_repo: bool = False
+    bytes_sent: int = 0
+    files_sent: int = 0
+    attempts: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        out = []
+        if self.created_repo:
+            out.append(f"created {self.label} (private)\n")
+        if self.up_to_date:
+            out.append(f"{self.label}: already up to date ({self.local_chunks} chunks)\n")
+        else:
+            out.append(f"{self.label}: pushed {self.pushed} chunks (commit {self.commit})\n")
+        if self.card:
+            out.append(f"  dataset card {self.card}\n")
+        out.extend(f"  note: {n}\n" for n in self.notes)
+        if self.held is not None and self.held.held:
+            out.append(
+                f"⚠ held back {len(self.held.held)} row(s) containing secrets "
+                f"({self.held.summary()}) — run `funes scrub` to redact them, then push again\n"
+            )
+        return "".join(out)
+
+
+Confirm = Callable[[str], bool]
+
+
+def push(
+    spec: MemorySpec,
+    source: str | None = None,
+    *,
+    yes: bool = False,
+    create: bool = False,
+    confirm: Confirm | None = None,
+) -> PushReport:
+    """Publish ``source`` (default: the local memory) to ``spec``. ``confirm`` asks the user a
+    yes/no question (None off a terminal: questions become errors naming the flag to pass)."""
+    from funes.store.memory import open_memory
+
+    if not spec.remote:
+        raise UsageError(
+            "funes push publishes to a Hugging Face dataset — name one: `funes push OWNER/NAME`"
+        )
+    if source is not None and _is_remote(source):
+        raise UsageError("--from must name a local memory")
+    local = open_memory(source if source else None)
+    if not transport.token():
+        raise FunesError("no HF token (set HF_TOKEN, or run `hf auth login`) — required to push")
+    report = PushReport(spec.label, local_chunks=local.count())
+    info = transport.probe(spec)
+    if info.state is State.OFFLINE:
+        raise FunesError(
+            f"{spec.uri} is unreachable right now — push again once you're back online"
+        )
+    if info.state is State.UNAUTHORIZED:
+        raise FunesError(state_message(spec, info.state, info.detail))
+    candidates = [str(x) for x in local.rows(columns=("id",)).column("id").to_pylist()]
+    if info.state is State.MISSING:
+        question = (
+            f"{spec.uri} does not exist. Create it as a private dataset and publish "
+            f"{len(candidates)} chunk(s) there? [y/N] "
+        )
+        if not (create or (confirm is not None and confirm(question))):
+            raise FunesError(
+                f"{spec.uri} does not exist — funes creates Hub repos only when asked: "
+                "re-run with `--create` (the new dataset will be private)"
+            )
+        _check_writable(spec)
+        transport.create_repo(spec)
+        report.created_repo = True
+        info = transport.probe(spec)
+        if info.state not in (State.EMPTY, State.READY):
+            raise FunesError(state_message(spec, info.state, info.detail))
+    pushed_before = receipt.load(spec)
+    if info.state is State.READY and pushed_before is not None and set(candidates) <= pushed_before:
+        report.up_to_date = True
+        return report
+    _check_writable(spec)
+
+    gated: dict[str, bool] = {}  # id → clean, across attempts
+    held: GateResult | None = None
+    for attempt in range(1, MAX_RETRIES + 2):
+        report.attempts = attempt
+        with tempfile.TemporaryDirectory(prefix="funes-push-") as tmp:
+            work = Path(tmp) / "memory"
+            base = _checkout(info, work)
+            remote_ids = _ids(work) if base else set()
+            report.remote_chunks = len(remote_ids)
+            shared = [i for i in candidates if i in remote_ids]
+            if shared:
+                receipt.add(spec, shared)
+            to_push = [i for i in candidates if i not in remote_ids]
+            if not to_push:
+                report.up_to_date = True
+                return report
+            if attempt == 1:
+                _guard(
+                    spec, local, to_push, candidates, shared, pushed_before, report, yes, confirm
+                )
+            todo = [i for i in to_push if i not in gated]
+            if todo:
+                from funes.hub.gate import scan
+                from funes.secrets.scanner import ScannerError
+
+                try:
+                    res = scan(local, todo)
+                except ScannerError as e:
+                    raise FunesError(
+                        f"nothing pushed: the secret scan could not run — {e}"
+                    ) from None
+                gated.update({i: True for i in res.clean})
+                gated.update({i: False for i in res.held})
+                held = res if held is None else held
+            send = [i for i in to_push if gated.get(i)]
+            report.held = _held_now(to_push, gated, held)
+            if not send:
+                h = report.held
+                assert h is not None
+                raise NothingPublished(
+                    f"{spec.label}: nothing published — held back {len(h.held)} row(s) with "
+                    f"secrets ({h.summary()}); run `funes scrub`, then push again"
+                )
+            before = _listing(work)
+            _append(local, work, send, create_table=not base)
+            adds, deletes = _changes(before, work)
+            card_text = None
+            if not spec.prefix:
+                current = (
+                    transport.fetch_text(spec, "README.md", info.sha or "main")
+                    if "README.md" in info.files
+                    else None
+                )
+                from funes.hub.card import updated_card
+
+                card_text, report.card = updated_card(
+                    current, spec.short, len(remote_ids) + len(send), local.model or ""
+                )
+            files: list[tuple[str, bytes | Path]] = [
+                (spec.path_in_repo(rel), work / rel) for rel in adds
+            ]
+            if card_text is not None:
+                files.append(("README.md", card_text.encode("utf-8")))
+            try:
+                oid = transport.commit(
+                    spec,
+                    files,
+                    [spec.path_in_repo(rel) for rel in deletes],
+                    f"funes push: +{len(send)} chunks",
+                    parent=info.sha,
+                )
+            except transport.CommitConflict:
+                info = transport.probe(spec)
+                if info.state not in (State.READY, State.EMPTY):
+                    raise FunesError(state_message(spec, info.state, info.detail)) from None
+                continue
+            report.commit = oid
+            report.pushed = len(send)
+            report.files_sent = len(files)
+            report.bytes_sent = sum(
+                len(src) if isinstance(src, bytes) else src.stat().st_size for _, src in files
+            )
+            receipt.add(spec, send)
+            from funes.hub.remote import forget_head
+
+            forget_head(spec)
+            return report
+    raise FunesError(f"data commit kept conflicting after {MAX_RETRIES} retries; re-run push")
+
+
+def _is_remote(source: str) -> bool:
+    from funes.hub.spec import is_remote
+
+    return is_remote(source)
+
+
+def _check_writable(spec: MemorySpec) -> None:
+    """Fail before any work when the token is read-only (the commit's 403 says it too)."""
+    from funes.hub.remote import remember_identity
+
+    me = transport.whoami()
+    remember_identity(str(me.get("name", "")), [o.get("name", "") for o in me.get("orgs", [])])
+    role = ((me.get("auth") or {}).get("accessToken") or {}).get("role")
+    if role == "read":
+        raise transport.ReadOnly(transport.read_only_message(spec))
+
+
+def _guard(
+    spec: MemorySpec,
+    local: Memory,
+    to_push: list[str],
+    candidates: list[str],
+    shared: list[str],
+    pushed_before: set[str] | None,
+    report: PushReport,
+    yes: bool,
+    confirm: Confirm | None,
+) -> None:
+    """The wrong-memory guard (reference §9.2 step 7): pushing a memory that shares no chunk
+    with the remote is confirmed first — unless this run just created the repo."""
+    if yes or report.created_repo or shared or pushed_before:
+        return
+    if len(to_push) != len(candidates):
+        return
+    what = (
+        "is empty"
+        if not report.remote_chunks
+        else (f"holds {report.remote_chunks} chunks, none of them from {local.label}")
+    )
+    question = f"{spec.uri} {what}. Publish {len(to_push)} chunk(s) anyway? [y/N] "
+    if confirm is None:
+        raise FunesError(
+            f"push aborted — {spec.uri} {what}; if {local.label} is the memory to publish "
+            f"there ({len(to_push)} chunks), re-run with --yes"
+        )
+    if not confirm(question):
+        raise FunesError("push aborted")
+
+
+def _held_now(to_push: list[str], gated: dict[str, bool], first: GateResult | None) -> GateResult:
+    from funes.hub.gate import GateResult
+
+    res = GateResult([i for i in to_push if gated.get(i)], [i for i in to_push if not gated.get(i)])
+    if first is not None:
+        res.detectors = first.detectors
+        res.blocks_held = first.blocks_held
+    return res
+
+
+# ---------------------------------------------------------------------------- scratch copy
+
+
+def _checkout(info: RemoteInfo, work: Path) -> bool:
+    """Copy the remote memory at ``info.sha`` into ``work``; False when it holds none yet."""
+    if info.state is not State.READY:
+        return False
+    from funes.hub.remote import materialize
+
+    src = materialize(info)
+    for p in src.rglob("*"):
+        rel = p.relative_to(src)
+        if p.is_dir() or not str(rel).startswith(SHIPPED):
+            continue
+        dst = work / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        real = os.path.realpath(p)
+        try:
+            # Shipped files are never modified in place (Lance writes new files; the lexical
+            # index renames over), so a hard link to the cached blob is safe and free.
+            os.link(real, dst)
+        except OSError:
+            shutil.copyfile(real, dst)
+    return True
+
+
+def _ids(work: Path) -> set[str]:
+    from funes.store.memory import open_memory
+
+    return open_memory(work).existing_ids()
+
+
+def _listing(root: Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for p in root.rglob("*"):
+        if p.is_file():
+            rel = p.relative_to(root).as_posix()
+            if rel.startswith(SHIPPED) and rel not in NOT_SHIPPED:
+                st = p.stat()
+                out[rel] = (st.st_ino, st.st_size)
+    return out
+
+
+def _changes(before: dict[str, tuple[int, int]], root: Path) -> tuple[list[str], list[str]]:
+    """Files new or rewritten since ``before`` (an inode change is a rewrite: every writer
+    here replaces by rename), and lexical files that disappeared."""
+    after = _listing(root)
+    adds = sorted(p for p, v in after.items() if before.get(p) != v)
+    deletes = sorted(p for p in before if p not in after and p.startswith("lexical/"))
+    return adds, deletes
+
+
+def _append(local: Memory, work: Path, ids: list[str], create_table: bool) -> None:
+    from funes.records import Chunk
+    from funes.store.memory import META_COLUMNS, open_memory
+
+    target = open_memory(work, create=create_table, model=local.model)
+    rows = local.fetch(ids, [*META_COLUMNS, "vector"])
+    chunks = [
+        Chunk(
+            id=r["id"], text=r["text"] or "", session_id=r["session_id"] or "",
+            turn_uuid=r["turn_uuid"] or "", parent_uuid=r["parent_uuid"], seq=r["seq"] or 0,
+            ts=r["ts"] or "", role=r["role"] or "", block_type=r["block_type"] or "",
+            block_idx=r["block_idx"] or 0, split_idx=r["split_idx"] or 0,
+            tool_name=r["tool_name"], harness=r["harness"] or "", workdir=r["workdir"] or "",
+            repo=r["repo"] or "", source_path=r["source_path"] or "",
+            vector=None if r.get("vector") is None else list(r["vector"]),
+        )
+        for r in rows
+    ]  # fmt: skip
+    with target.writer(interactive=False) as w:
+        w.append(chunks)

@@ -1,0 +1,106 @@
+"""`funes status OWNER/NAME`: what a remote memory holds and what this host has not pushed.
+
+Counts come from the cached snapshot (see :mod:`funes.hub.remote`: no request while the head is
+fresh). "Pending" sessions are local sessions with at least one chunk the remote lacks; the gate
+is dry-run over their rows so the user learns what `funes push` would hold back before pushing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from funes.hub.spec import MemorySpec
+
+if TYPE_CHECKING:
+    from funes.store.memory import Memory
+
+
+@dataclass
+class RemoteStatus:
+    label: str
+    chunks: int
+    sessions: int
+    last_push: datetime | None
+    note: str = ""
+    local_label: str | None = None
+    local_sessions: int = 0
+    pending_sessions: int = 0
+    pending_rows: int = 0
+    held_rows: int = 0
+    held_summary: str = ""
+    scan_error: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def text(self) -> str:
+        lines = [self.note.rstrip("\n")] if self.note else []
+        lines += [f"memory: {self.label}", f"chunks: {self.chunks}", f"sessions: {self.sessions}"]
+        if self.last_push:
+            from funes.cli.status import age
+
+            lines.append(f"last push: {self.last_push:%Y-%m-%d %H:%M} UTC ({age(self.last_push)})")
+        if self.local_label is not None:
+            lines += ["", f"local index: {self.local_label}"]
+            if not self.pending_sessions:
+                lines.append(f"local push: up to date ({self.local_sessions} session(s))")
+            else:
+                lines.append(
+                    f"local push: {self.pending_sessions} of {self.local_sessions} session(s) "
+                    f"pending ({self.pending_rows} chunks) — run `funes push {self.label}`"
+                )
+                if self.held_rows:
+                    lines.append(
+                        f"  {self.held_rows} pending row(s) hold secrets ({self.held_summary}) "
+                        "— run `funes scrub` first; push would hold them back"
+                    )
+                elif self.scan_error:
+                    lines.append(f"  secret check of pending rows skipped: {self.scan_error}")
+        return "\n".join(lines) + "\n"
+
+
+def remote_status(spec: MemorySpec, remote: Memory, scan: bool = True) -> RemoteStatus:
+    from datetime import UTC
+
+    from funes.hub import receipt
+    from funes.hub.remote import load_state
+    from funes.store.memory import MemoryMissing, open_memory
+
+    remote_ids = remote.existing_ids()
+    doc = load_state(spec)
+    last = None
+    if doc.get("last_modified"):
+        last = datetime.fromisoformat(str(doc["last_modified"]).replace("Z", "+00:00"))
+        last = last if last.tzinfo else last.replace(tzinfo=UTC)
+    st = RemoteStatus(spec.label, len(remote_ids), remote.session_count(), last, note=remote.note)
+    try:
+        local = open_memory(None)
+    except MemoryMissing:
+        return st
+    if local.path == remote.path:  # offline and fell back to the local memory
+        return st
+    st.local_label = local.label
+    t = local.rows(columns=("id", "session_id"))
+    have = remote_ids | (receipt.load(spec) or set())
+    pending: dict[str, list[str]] = {}
+    sessions = set()
+    for cid, sid in zip(
+        t.column("id").to_pylist(), t.column("session_id").to_pylist(), strict=True
+    ):
+        sessions.add(sid)
+        if cid not in have:
+            pending.setdefault(sid, []).append(cid)
+    st.local_sessions = len(sessions)
+    st.pending_sessions = len(pending)
+    ids = [i for v in pending.values() for i in v]
+    st.pending_rows = len(ids)
+    if scan and ids:
+        from funes.hub.gate import scan as gate_scan
+        from funes.secrets.scanner import ScannerError
+
+        try:
+            res = gate_scan(local, ids)
+            st.held_rows, st.held_summary = len(res.held), res.summary()
+        except ScannerError as e:
+            st.scan_error = str(e)
+    return st

@@ -1,0 +1,67 @@
+"""bench/quality.py: the scoring rule, and that re-running the scoring gives identical numbers."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from conftest import EVAL_DEV, REPO
+
+sys.path.insert(0, str(REPO))  # the bench package lives at the repository root
+
+from bench import quality
+
+
+def test_a_passage_answers_by_collapsed_substring_escapes_or_a_60_char_run() -> None:
+    assert quality.answers("the  lock\n\twas   fixed by a file lock", "lock was fixed")
+    assert quality.answers('{"cmd":"echo \\"hi\\"\\nls"}', 'echo "hi" ls')
+    quote = "x" * 10 + "a shared run of exactly sixty characters, spaces included!!!" + "y" * 10
+    assert quality.answers(
+        "zz a shared run of exactly sixty characters, spaces included!!! zz", quote
+    )
+    assert not quality.answers("a shared run of exactly sixty characters, spaces included!", quote)
+    assert quality.score(["nothing", "lock was fixed here"], "lock was fixed") == 1
+    assert quality.score(["nothing"], "lock was fixed") is None
+    s = quality.summarize([0, 2, None, 7])
+    assert (s["hit@1"], s["hit@5"], s["mrr@10"]) == (0.25, 0.5, (1 + 1 / 3 + 1 / 8) / 4)
+
+
+def load_queries() -> list[dict[str, object]]:
+    lines = (EVAL_DEV / "queries.jsonl").read_text().splitlines()
+    return [json.loads(x) for x in lines if x.strip()]
+
+
+@pytest.mark.skipif(not EVAL_DEV.is_dir(), reason="needs ../shared/eval-dev")
+def test_grep_baseline_scores_identically_twice() -> None:
+    qs = load_queries()[:12]
+    files = sorted((EVAL_DEV / "corpus").rglob("*.jsonl"))
+    first = quality.evaluate({"grep": quality.grep_system(files)}, qs)
+    again = quality.evaluate({"grep": quality.grep_system(list(reversed(files)))}, qs)
+    assert first == again
+
+
+@pytest.mark.skipif(
+    not quality.memory_dir(rebuild=False, build=False)[0].exists(),
+    reason="no cached eval-dev memory in bench/work (python -m bench quality builds it)",
+)
+def test_funes_systems_score_identically_twice_on_the_cached_memory() -> None:
+    from funes.models import load_embedder
+    from funes.retrieval import Searcher
+    from funes.store import open_memory
+
+    mem = open_memory(quality.memory_dir(rebuild=False, build=False)[0])
+    emb = load_embedder()
+    by_kind: dict[object, dict[str, object]] = {}
+    for q in load_queries():
+        by_kind.setdefault(q["kind"], q)
+    qs = list(by_kind.values())  # one question of each kind, `absent` included
+
+    def systems() -> dict[str, Searcher]:
+        return {
+            "bm25": Searcher(mem, None, None, mode="lexical", recency="off"),
+            "funes": Searcher(mem, emb, None),
+            "funes, reference recency": Searcher(mem, emb, None, recency="reference"),
+        }
+
+    assert quality.evaluate(systems(), qs) == quality.evaluate(systems(), qs)
