@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -72,8 +72,7 @@ def loadavg() -> list[float]:
 def pct(values: Sequence[float], p: float) -> float:
     """Nearest-rank percentile (p in 0..100) of a non-empty sequence."""
     s = sorted(values)
-    k = max(0, min(len(s) - 1, round(p / 100 * len(s) + 0.5) - 1))
-    return s[k]
+    return s[max(0, min(len(s) - 1, math.ceil(p / 100 * len(s)) - 1))]
 
 
 def summary_ms(seconds: Sequence[float]) -> dict[str, Any]:
@@ -86,27 +85,8 @@ def summary_ms(seconds: Sequence[float]) -> dict[str, Any]:
     }
 
 
-def timed(fn: Callable[[], Any]) -> float:
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
-
-
 def du(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-
-
-def funes(*args: str | Path, env: dict[str, str] | None = None, **kw: Any) -> Any:
-    """Run an installed funes command, as a user would."""
-    return subprocess.run(
-        [str(BIN / str(args[0])), *map(str, args[1:])],
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        check=True,
-        **kw,
-    )
 
 
 def queries() -> list[dict[str, Any]]:

@@ -48,12 +48,13 @@ def code_block(rng: random.Random, n_lines: int) -> str:
 
 def session(rng: random.Random, sid: str, cwd: str, turns: int) -> list[str]:
     out = []
+    rec: dict[str, Any]
     parent = None
     t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(minutes=rng.randint(0, 400_000))
     for i in range(turns):
         ts = (t0 + dt.timedelta(seconds=i * 7)).isoformat().replace("+00:00", "Z")
         uuid = f"{sid}-{i:05d}"
-        base = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd,
+        base: dict[str, Any] = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd,
                 "sessionId": sid, "version": "2.0.14", "gitBranch": "main", "uuid": uuid,
                 "timestamp": ts}  # fmt: skip
         kind = i % 4

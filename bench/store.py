@@ -126,10 +126,10 @@ def stage_a(tmp: Path, res: dict[str, Any]) -> None:
             "embedded": out["embedded"],
         }
         print(f"(a) {name}: {res[f'a_{name}']}", file=sys.stderr)
-    mem = open_memory(tmp / "a-end_to_end")
-    with mem.writer(interactive=False) as w:
+    m = open_memory(tmp / "a-end_to_end")
+    with m.writer(interactive=False) as w:
         w.optimize(ann=False, cleanup_older_than=timedelta(0))
-    res["d_eval_dev_bytes_per_chunk"] = round(du(tmp / "a-end_to_end") / mem.count())
+    res["d_eval_dev_bytes_per_chunk"] = round(du(tmp / "a-end_to_end") / m.count())
 
 
 def stage_bcd(tmp: Path, res: dict[str, Any], rows: int, base: list[Chunk]) -> None:

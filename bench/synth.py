@@ -223,7 +223,7 @@ def pi_session(
             if isinstance(msg, dict) and isinstance(msg.get("timestamp"), int | float):
                 msg["timestamp"] = int(msg["timestamp"] + delta.total_seconds() * 1000)
             if isinstance(r.get("id"), str):
-                r["parentId"] = ids.get(r.get("parentId"), last)  # type: ignore[arg-type]
+                r["parentId"] = ids.get(str(r.get("parentId")), last)
                 r["id"] = ids[r["id"]]
                 last = r["id"]
             lines.append(r)
@@ -306,7 +306,8 @@ def build(
     sources = load_sources(corpus)
     stats = Stats()
     hermes: list[tuple[str, str, datetime, list[tuple[Any, ...]]]] = []
-    names, weights = zip(*AGENTS, strict=True)
+    names = [a for a, _ in AGENTS]
+    weights = [w for _, w in AGENTS]
     for _ in range(sessions):
         agent = rng.choices(names, weights)[0]
         start = END - timedelta(seconds=rng.uniform(3600, SPAN_DAYS * 86400))

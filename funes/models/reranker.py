@@ -121,11 +121,15 @@ class Reranker:
 
 
 def load_reranker(max_length: int | None = None) -> Reranker | None:
-    """The process-wide reranker, or None when none is installed (cached per process)."""
-    key = str(max_length)
+    """The installed reranker, or None when none is installed.
+
+    Loaded once per process for each model file found (a few stat calls find it), so a
+    reranker installed or removed while a server runs is picked up by its next query.
+    """
+    files = find_reranker()
+    key = f"{max_length}:{files.model if files else None}"
     with _load_lock:
         if key not in _loaded:
-            files = find_reranker()
             _loaded[key] = None if files is None else _load(files, max_length)
         return _loaded[key]
 
