@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from funes.store.memory import Memory
 
 RRF_K = 60
+RERANK_POOL = 10  # candidates a cross-encoder re-orders (latency: see bench/README.md)
+RERANK_TOKENS = 256
 POOL_CAP = 60  # the second stage scores the union of both legs (≤ 2 × candidates)
 LEXICAL_WEIGHT = 0.2
 PROSE_PRIOR = 0.05
@@ -290,21 +292,25 @@ class Searcher:
             cos = dict(zip((r["id"] for r in rows), (mat @ qv).tolist(), strict=True))
         bmax = max(lex_score.values(), default=0.0) or 1.0
         coverage = self._coverage(q.text, rows)
+        fused = {cid: 1.0 - i / len(pool) for i, cid in enumerate(pool)}
+
+        def features(r: dict[str, Any]) -> float:
+            prose = BLOCK_PRIOR.get((r["role"], r["block_type"]), 0.0)
+            base = cos.get(r["id"], 0.0) if cos else 0.5 * coverage.get(r["id"], 0.0)
+            return base + LEXICAL_WEIGHT * lex_score.get(r["id"], 0.0) / bmax + prose
+
         rerank: dict[str, float] = {}
         if self.reranker is not None and self.mode == "funes":
+            # A cross-encoder costs ~25-70 ms a pair here: it re-orders only the head of the
+            # feature ranking, and the rest of the pool drops out.
+            rows = sorted(rows, key=lambda r: -features(r))[: max(RERANK_POOL, q.k)]
             scores = self.reranker.score(q.text, [r["text"] for r in rows])
             rerank = dict(zip((r["id"] for r in rows), map(float, scores), strict=True))
-
-        fused = {cid: 1.0 - i / len(pool) for i, cid in enumerate(pool)}
 
         def relevance(r: dict[str, Any]) -> float:
             if self.mode != "funes":
                 return fused[r["id"]]
-            if rerank:
-                return rerank[r["id"]]
-            prose = BLOCK_PRIOR.get((r["role"], r["block_type"]), 0.0)
-            base = cos.get(r["id"], 0.0) if cos else 0.5 * coverage.get(r["id"], 0.0)
-            return base + LEXICAL_WEIGHT * lex_score.get(r["id"], 0.0) / bmax + prose
+            return rerank[r["id"]] if rerank else features(r)
 
         scored = []
         for r in rows:
@@ -445,7 +451,8 @@ def open_searcher(memory: str | None = None, rerank: bool = True) -> Searcher | 
 
         specs = [str(s.path) if s.path is not None else s.uri for s in parse_many(memory)]
     mems = [open_memory(s) for s in specs]
-    embedder, reranker = load_embedder(), (load_reranker() if rerank else None)
+    embedder = load_embedder()
+    reranker = load_reranker(max_length=RERANK_TOKENS) if rerank else None
     if len(mems) == 1:
         return Searcher(mems[0], embedder, reranker)
     return MultiSearcher([Searcher(m, embedder, reranker) for m in mems])
