@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import EVAL_DEV, REPO
@@ -41,27 +42,33 @@ def test_grep_baseline_scores_identically_twice() -> None:
     assert first == again
 
 
-@pytest.mark.skipif(
-    not quality.memory_dir(rebuild=False, build=False)[0].exists(),
-    reason="no cached eval-dev memory in bench/work (python -m bench quality builds it)",
-)
-def test_funes_systems_score_identically_twice_on_the_cached_memory() -> None:
+@pytest.mark.skipif(not EVAL_DEV.is_dir(), reason="needs ../shared/eval-dev")
+def test_funes_systems_score_identically_twice(tmp_path: Path) -> None:
+    """Every system, run twice over one real eval-dev session indexed here, scores the same."""
+    from conftest import run_cmd
+
     from funes.models import load_embedder
     from funes.retrieval import Searcher
     from funes.store import open_memory
 
-    mem = open_memory(quality.memory_dir(rebuild=False, build=False)[0])
+    every = load_queries()
+    qs = [q for q in every if q["agent"] == "codex"][:4] + [
+        q for q in every if q["kind"] == "absent"
+    ][:2]
+    session = EVAL_DEV / "corpus" / "codex" / "CryptoSodi_Battle-Cities__codex-session.jsonl"
+    mem_dir = tmp_path / "memory"
+    assert run_cmd("funes", "index", session, "--yes", "--memory", mem_dir).returncode == 0
+    mem = open_memory(mem_dir)
     emb = load_embedder()
-    by_kind: dict[object, dict[str, object]] = {}
-    for q in load_queries():
-        by_kind.setdefault(q["kind"], q)
-    qs = list(by_kind.values())  # one question of each kind, `absent` included
 
     def systems() -> dict[str, Searcher]:
         return {
             "bm25": Searcher(mem, None, None, mode="lexical", recency="off"),
+            "vector": Searcher(mem, emb, None, mode="vector", recency="off"),
             "funes": Searcher(mem, emb, None),
             "funes, reference recency": Searcher(mem, emb, None, recency="reference"),
         }
 
-    assert quality.evaluate(systems(), qs) == quality.evaluate(systems(), qs)
+    first = quality.evaluate(systems(), qs)
+    assert first == quality.evaluate(systems(), qs)
+    assert first["funes"]["weak_on_absent"] is not None
