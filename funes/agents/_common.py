@@ -22,6 +22,7 @@ from funes.errors import FunesError
 
 AGENTS = ("claude", "codex", "hermes", "pi")
 INDEX_SCRIPT = "funes-index.sh"
+PUSH_SCRIPT = "funes-push.sh"
 # A hook entry is funes' iff its command names one of these (reference §7.3, push kept so an
 # install by the reference implementation is recognised and replaced).
 SCRIPT_NAMES = ("funes-index.sh", "funes-push.sh")
@@ -39,6 +40,18 @@ class Context:
     home: Path
     funes_bin: str
     memory: str | None = None
+
+    @property
+    def push_memory(self) -> str | None:
+        """The Hub memory the session-boundary hooks publish to (None: no push hooks)."""
+        from funes.hub.spec import is_remote
+
+        return self.memory if self.memory and is_remote(self.memory) else None
+
+    @property
+    def index_memory(self) -> str | None:
+        """The memory the index hook writes: a local one (a Hub memory is fed by push)."""
+        return None if self.push_memory else self.memory
 
     @property
     def integrations(self) -> Path:
@@ -137,6 +150,17 @@ def hook_script() -> bytes:
 
 def install_script(dest: Path) -> bool:
     return write_if_changed(dest, hook_script(), 0o755)
+
+
+def push_script() -> bytes:
+    return packaged(f"hooks/{PUSH_SCRIPT}")
+
+
+def sync_push_script(ctx: Context, dest: Path) -> bool:
+    """Install the push hook script when a Hub memory is bound, remove it otherwise."""
+    if ctx.push_memory:
+        return write_if_changed(dest, push_script(), 0o755)
+    return remove_file(dest)
 
 
 # ---------------------------------------------------------------------------- hook commands

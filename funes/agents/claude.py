@@ -1,5 +1,5 @@
-"""Claude Code: a hooks-only plugin (Stop per turn, SessionEnd) plus the MCP server at user
-scope (reference §7.2). funes never edits ``~/.claude/settings.json``.
+"""Claude Code: a hooks-only plugin (Stop per turn, SessionEnd; with a Hub memory bound, a push
+on SessionStart and SessionEnd) plus the MCP server at user scope (reference §7.2). funes never edits ``~/.claude/settings.json``.
 
 The plugin lives in a one-plugin marketplace under ``~/.funes/integrations/claude-plugin/``;
 ``claude plugin install`` is a no-op for an installed plugin, so a changed plugin is
@@ -15,6 +15,7 @@ from typing import Any
 from funes import __version__
 from funes.agents._common import (
     INDEX_SCRIPT,
+    PUSH_SCRIPT,
     Context,
     Registrations,
     Result,
@@ -24,6 +25,8 @@ from funes.agents._common import (
     hook_script,
     mcp_args,
     prune_dirs,
+    push_script,
+    remove_file,
     remove_tree,
     run_cli,
     shell_join,
@@ -38,6 +41,8 @@ EVENTS = {
     "Stop": "Indexing turn into funes memory",
     "SessionEnd": "Indexing session into funes memory",
 }
+PUSH_EVENTS = ("SessionStart", "SessionEnd")
+PUSH_STATUS = "Publishing funes memory"
 DESCRIPTION = "Index each Claude Code turn into the local funes memory."
 ABSENT_MCP = 'No MCP server named "funes"'
 ABSENT_PLUGIN = f'Plugin "{PLUGIN}" not found'
@@ -49,25 +54,21 @@ def root(ctx: Context) -> Path:
 
 
 def hooks_doc(ctx: Context) -> dict[str, Any]:
-    script = "${CLAUDE_PLUGIN_ROOT}/scripts/" + INDEX_SCRIPT
-    command = hook_command(script, NAME, ctx.funes_bin, ctx.memory)
-    return {
-        "hooks": {
-            event: [
-                {
-                    "hooks": [
-                        {
-                            "type": "command",
-                            "command": command,
-                            "timeout": 15,
-                            "statusMessage": status,
-                        }
-                    ]
-                }
-            ]
-            for event, status in EVENTS.items()
-        }
+    scripts = "${CLAUDE_PLUGIN_ROOT}/scripts/"
+    command = hook_command(scripts + INDEX_SCRIPT, NAME, ctx.funes_bin, ctx.index_memory)
+    hooks: dict[str, list[dict[str, Any]]] = {
+        event: [_group(command, status)] for event, status in EVENTS.items()
     }
+    if ctx.push_memory:
+        push = hook_command(scripts + PUSH_SCRIPT, NAME, ctx.funes_bin, ctx.push_memory)
+        for event in PUSH_EVENTS:
+            hooks.setdefault(event, []).append(_group(push, PUSH_STATUS))
+    return {"hooks": hooks}
+
+
+def _group(command: str, status: str) -> dict[str, Any]:
+    hook = {"type": "command", "command": command, "timeout": 15, "statusMessage": status}
+    return {"hooks": [hook]}
 
 
 def _pretty(doc: object) -> bytes:
@@ -76,7 +77,7 @@ def _pretty(doc: object) -> bytes:
 
 def files(ctx: Context) -> dict[Path, tuple[bytes, int | None]]:
     r = root(ctx)
-    return {
+    out: dict[Path, tuple[bytes, int | None]] = {
         r / ".claude-plugin" / "marketplace.json": (
             _pretty(
                 {
@@ -101,6 +102,9 @@ def files(ctx: Context) -> dict[Path, tuple[bytes, int | None]]:
         r / "funes" / "hooks" / "hooks.json": (_pretty(hooks_doc(ctx)), None),
         r / "funes" / "scripts" / INDEX_SCRIPT: (hook_script(), 0o755),
     }
+    if ctx.push_memory:
+        out[r / "funes" / "scripts" / PUSH_SCRIPT] = (push_script(), 0o755)
+    return out
 
 
 def mcp_command(ctx: Context) -> list[str]:
@@ -145,9 +149,12 @@ def add(ctx: Context, res: Result) -> None:
     for path, (data, mode) in files(ctx).items():
         if write_if_changed(path, data, mode):
             changed = True
+    if not ctx.push_memory and remove_file(root(ctx) / "funes" / "scripts" / PUSH_SCRIPT):
+        changed = True
     r = ctx.show(root(ctx))
+    pushes = f"; SessionStart, SessionEnd → {PUSH_SCRIPT}" if ctx.push_memory else ""
     res.did(
-        f"plugin files in {r} (hooks: Stop, SessionEnd → {INDEX_SCRIPT})"
+        f"plugin files in {r} (hooks: Stop, SessionEnd → {INDEX_SCRIPT}{pushes})"
         + ("" if changed else ", unchanged"),
         changed,
     )
@@ -218,13 +225,20 @@ def status(ctx: Context) -> dict[str, Any]:
     hooks_file = root(ctx) / "funes" / "hooks" / "hooks.json"
     script = root(ctx) / "funes" / "scripts" / INDEX_SCRIPT
     events: list[str] = []
+    pushes: list[str] = []
     try:
         doc = json.loads(hooks_file.read_text("utf-8"))
-        events = [e for e in doc.get("hooks", {}) if e in EVENTS]
+        for event, groups in doc.get("hooks", {}).items():
+            text = json.dumps(groups)
+            if INDEX_SCRIPT in text:
+                events.append(event)
+            if PUSH_SCRIPT in text:
+                pushes.append(event)
     except (OSError, ValueError, AttributeError):
         pass
     return {
         "hooks": events,
+        "push_hooks": pushes,
         "hooks_file": str(hooks_file),
         "script": str(script) if script.exists() else None,
         "script_current": script.exists() and script.read_bytes() == hook_script(),

@@ -11,6 +11,7 @@ from typing import Any
 
 from funes.agents._common import (
     INDEX_SCRIPT,
+    PUSH_SCRIPT,
     ConfigError,
     Context,
     Registrations,
@@ -30,6 +31,7 @@ from funes.agents._common import (
     restore_json_user_file,
     run_cli,
     shell_join,
+    sync_push_script,
     which,
     write_json_user_file,
 )
@@ -37,6 +39,7 @@ from funes.agents._common import (
 NAME = "codex"
 ABSENT_MCP = "No MCP server named 'funes' found"
 STATUS = "Indexing turn into funes memory"
+PUSH_STATUS = "Publishing funes memory"
 
 
 def hooks_dir(ctx: Context) -> Path:
@@ -49,9 +52,16 @@ def hooks_file(ctx: Context) -> Path:
 
 def desired(ctx: Context) -> dict[str, list[dict[str, Any]]]:
     script = str(hooks_dir(ctx) / INDEX_SCRIPT)
-    command = hook_command(script, NAME, ctx.funes_bin, ctx.memory)
+    command = hook_command(script, NAME, ctx.funes_bin, ctx.index_memory)
     hook = {"type": "command", "command": command, "timeout": 15, "statusMessage": STATUS}
-    return {"Stop": [{"hooks": [hook]}]}
+    out: dict[str, list[dict[str, Any]]] = {"Stop": [{"hooks": [hook]}]}
+    if ctx.push_memory:  # Codex has no session-end event: publish when the next one starts
+        push_cmd = hook_command(
+            str(hooks_dir(ctx) / PUSH_SCRIPT), NAME, ctx.funes_bin, ctx.push_memory
+        )
+        push = {"type": "command", "command": push_cmd, "timeout": 15}
+        out["SessionStart"] = [{"hooks": [{**push, "statusMessage": PUSH_STATUS}]}]
+    return out
 
 
 def mcp_command(ctx: Context) -> list[str]:
@@ -85,6 +95,8 @@ def add(ctx: Context, res: Result) -> None:
     script = hooks_dir(ctx) / INDEX_SCRIPT
     wrote = install_script(script)
     res.did(f"hook script {ctx.show(script)}" + ("" if wrote else ", unchanged"), wrote)
+    if sync_push_script(ctx, hooks_dir(ctx) / PUSH_SCRIPT) and ctx.push_memory:
+        res.did(f"push hook script {ctx.show(hooks_dir(ctx) / PUSH_SCRIPT)}")
     path = hooks_file(ctx)
     try:
         doc, raw = load_json_object(path)
@@ -98,7 +110,8 @@ def add(ctx: Context, res: Result) -> None:
         )
     else:
         wrote = write_json_user_file(ctx, path, doc, raw, new, pristine)
-        res.did(f"Stop hook in {ctx.show(path)}" + ("" if wrote else ", unchanged"), wrote)
+        what = "Stop and SessionStart (push) hooks" if ctx.push_memory else "Stop hook"
+        res.did(f"{what} in {ctx.show(path)}" + ("" if wrote else ", unchanged"), wrote)
     mcp = mcp_command(ctx)
     if which("codex") is None:
         res.todo(shell_join(mcp))
@@ -137,7 +150,7 @@ def remove(ctx: Context, res: Result) -> None:
                 res.did(f"removed funes hooks from {ctx.show(path)}")
     except ConfigError as e:
         res.problem(f"{ctx.show(path)}: {e}; left it untouched — remove the funes entries by hand")
-    for name in (INDEX_SCRIPT, "funes-push.sh", "funes-sync.log"):
+    for name in (INDEX_SCRIPT, PUSH_SCRIPT, "funes-sync.log"):
         if remove_file(hooks_dir(ctx) / name):
             res.did(f"deleted {ctx.show(hooks_dir(ctx) / name)}")
     prune_dirs(hooks_dir(ctx), ctx.home)
@@ -145,19 +158,25 @@ def remove(ctx: Context, res: Result) -> None:
 
 def status(ctx: Context) -> dict[str, Any]:
     events: list[str] = []
+    pushes: list[str] = []
     commands: list[str] = []
     try:
         doc, _ = load_json_object(hooks_file(ctx))
         for event, groups in ((doc or {}).get("hooks") or {}).items():
             for g in groups if isinstance(groups, list) else []:
                 if is_funes_group(g):
-                    events.append(event)
-                    commands += [h.get("command", "") for h in g["hooks"] if isinstance(h, dict)]
+                    cmds = [h.get("command", "") for h in g["hooks"] if isinstance(h, dict)]
+                    if any(PUSH_SCRIPT in c for c in cmds):
+                        pushes.append(event)
+                    else:
+                        events.append(event)
+                    commands += cmds
     except (ConfigError, AttributeError):
         pass
     script = hooks_dir(ctx) / INDEX_SCRIPT
     return {
         "hooks": sorted(set(events)),
+        "push_hooks": sorted(set(pushes)),
         "hooks_file": str(hooks_file(ctx)),
         "script": str(script) if script.exists() else None,
         "script_current": script.exists() and script.read_bytes() == hook_script(),

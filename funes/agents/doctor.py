@@ -33,6 +33,10 @@ class AgentReport:
     last_outcome: str | None = None
     last_detail: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    push_hooks: list[str] = field(default_factory=list)
+    last_push: str | None = None  # time of the last push hook ending
+    last_push_outcome: str | None = None  # "ok (…)", "WARN — secrets held back; …", "FAILED …"
+    last_push_detail: list[str] = field(default_factory=list)
 
     @property
     def installed(self) -> bool:
@@ -66,6 +70,7 @@ def agent_report(agent: str, ctx: Context, entries: list[hooklog.Entry]) -> Agen
         mcp=st.get("mcp"),
         mcp_source=st.get("mcp_source", f"{agent} mcp get funes"),
     )
+    rep.push_hooks = list(st.get("push_hooks") or [])
     if st.get("note"):
         rep.notes.append(st["note"])
     if rep.hooks and rep.script is None:
@@ -83,6 +88,13 @@ def agent_report(agent: str, ctx: Context, entries: list[hooklog.Entry]) -> Agen
         rep.last_end = end.ts
         rep.last_outcome = end.message
         rep.last_detail = end.detail[-5:]
+    pushed = hooklog.last_push(agent, entries)
+    if pushed:
+        rep.last_push = pushed.ts
+        rep.last_push_outcome = pushed.message[len("push: ") :]
+        rep.last_push_detail = pushed.detail[-5:]
+        if rep.last_push_outcome.startswith("WARN"):
+            rep.notes.append("the last push held rows back (secrets): run `funes scrub`, then push")
     return rep
 
 

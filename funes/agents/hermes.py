@@ -17,6 +17,7 @@ from typing import Any
 from funes.agents import _yaml
 from funes.agents._common import (
     INDEX_SCRIPT,
+    PUSH_SCRIPT,
     ConfigError,
     Context,
     Originals,
@@ -31,12 +32,14 @@ from funes.agents._common import (
     remove_file,
     restore_json_user_file,
     same,
+    sync_push_script,
     write_if_changed,
     write_json_user_file,
 )
 
 NAME = "hermes"
 EVENTS = ("post_llm_call", "on_session_finalize")
+PUSH_EVENTS = ("on_session_start", "on_session_finalize")  # with a Hub memory bound
 TIMEOUT = 30
 
 
@@ -57,7 +60,20 @@ def script_path(ctx: Context) -> Path:
 
 
 def command(ctx: Context) -> str:
-    return hook_command(str(script_path(ctx)), NAME, ctx.funes_bin, ctx.memory)
+    return hook_command(str(script_path(ctx)), NAME, ctx.funes_bin, ctx.index_memory)
+
+
+def push_command(ctx: Context) -> str:
+    script = hermes_dir(ctx) / "hooks" / PUSH_SCRIPT
+    return hook_command(str(script), NAME, ctx.funes_bin, ctx.push_memory)
+
+
+def entries(ctx: Context) -> list[tuple[str, str]]:
+    """(event, command) of every funes hook, in the order they are written."""
+    out = [(event, command(ctx)) for event in EVENTS]
+    if ctx.push_memory:
+        out += [(event, push_command(ctx)) for event in PUSH_EVENTS]
+    return out
 
 
 def mcp_entry(ctx: Context) -> dict[str, Any]:
@@ -65,10 +81,9 @@ def mcp_entry(ctx: Context) -> dict[str, Any]:
 
 
 def manual_config(ctx: Context) -> str:
-    cmd = _yaml.sq(command(ctx))
     lines = ["hooks:"]
-    for event in EVENTS:
-        lines += [f"  {event}:", f"    - command: {cmd}", f"      timeout: {TIMEOUT}"]
+    for event, cmd in entries(ctx):
+        lines += [f"  {event}:", f"    - command: {_yaml.sq(cmd)}", f"      timeout: {TIMEOUT}"]
     lines += ["mcp_servers:", "  funes:", *(f"    {line}" for line in _mcp_lines(ctx))]
     return "\n".join(lines)
 
@@ -84,7 +99,7 @@ def _mcp_lines(ctx: Context) -> list[str]:
 
 
 def _approvals(ctx: Context) -> list[dict[str, str]]:
-    return [{"event": event, "command": command(ctx)} for event in EVENTS]
+    return [{"event": event, "command": cmd} for event, cmd in entries(ctx)]
 
 
 # ---------------------------------------------------------------------------- config.yaml
@@ -125,13 +140,13 @@ def edit_config(text: str, ctx: Context | None) -> str:
     y.strip_key("mcp_servers", "funes")
     y.strip_items("hooks", is_funes_command)
     if ctx is not None:
-        for event in EVENTS:
-            y.add_item(
-                "hooks", event, [f"- command: {_yaml.sq(command(ctx))}", f"  timeout: {TIMEOUT}"]
-            )
+        for event, cmd in entries(ctx):
+            y.add_item("hooks", event, [f"- command: {_yaml.sq(cmd)}", f"  timeout: {TIMEOUT}"])
         y.set_key("mcp_servers", "funes", _mcp_lines(ctx))
     after = _split(_yaml.load(y.text))
-    want_ours = {e: [{"command": command(ctx), "timeout": TIMEOUT}] for e in EVENTS} if ctx else {}
+    want_ours: dict[str, list[Any]] = {}
+    for event, cmd in entries(ctx) if ctx else []:
+        want_ours.setdefault(event, []).append({"command": cmd, "timeout": TIMEOUT})
     want_mcp = mcp_entry(ctx) if ctx else None
     if (
         after[0] != before[0]
@@ -180,11 +195,15 @@ def add(ctx: Context, res: Result) -> None:
         return
     wrote = install_script(script_path(ctx))
     res.did(f"hook script {ctx.show(script_path(ctx))}" + ("" if wrote else ", unchanged"), wrote)
+    push_path = hermes_dir(ctx) / "hooks" / PUSH_SCRIPT
+    if sync_push_script(ctx, push_path) and ctx.push_memory:
+        res.did(f"push hook script {ctx.show(push_path)}")
     if text is None:
         Originals(ctx).save(cfg, None)
     wrote = text != new_text and write_if_changed(cfg, new_text.encode("utf-8"))
+    events = ", ".join(dict.fromkeys(e for e, _ in entries(ctx)))
     res.did(
-        f"hooks {', '.join(EVENTS)} and mcp_servers.funes in {ctx.show(cfg)}"
+        f"hooks {events} and mcp_servers.funes in {ctx.show(cfg)}"
         + ("" if wrote else ", unchanged"),
         wrote,
     )
@@ -235,7 +254,7 @@ def remove(ctx: Context, res: Result) -> None:
         restore_json_user_file(ctx, allow, stripped, raw, "approvals")
         res.did(f"removed funes approvals from {ctx.show(allow)}")
     hooks = hermes_dir(ctx) / "hooks"
-    for name in (INDEX_SCRIPT, "funes-push.sh", "funes-sync.log"):
+    for name in (INDEX_SCRIPT, PUSH_SCRIPT, "funes-sync.log"):
         if remove_file(hooks / name):
             res.did(f"deleted {ctx.show(hooks / name)}")
     prune_dirs(hooks, ctx.home)
@@ -244,12 +263,16 @@ def remove(ctx: Context, res: Result) -> None:
 
 def status(ctx: Context) -> dict[str, Any]:
     events: list[str] = []
+    pushes: list[str] = []
     commands: list[str] = []
     mcp: bool | None = False
     try:
         _, _, ours, _, entry = _split(_yaml.load(_read_text(config_file(ctx)) or ""))
         events = sorted(ours)
         commands = sorted({e["command"] for es in ours.values() for e in es})
+        pushes = sorted(
+            ev for ev, es in ours.items() if any(PUSH_SCRIPT in e["command"] for e in es)
+        )
         mcp = isinstance(entry, dict) and entry.get("command") is not None
     except ConfigError:
         mcp = None
@@ -269,6 +292,7 @@ def status(ctx: Context) -> dict[str, Any]:
     script = script_path(ctx)
     return {
         "hooks": events,
+        "push_hooks": pushes,
         "hooks_file": str(config_file(ctx)),
         "script": str(script) if script.exists() else None,
         "script_current": script.exists() and script.read_bytes() == hook_script(),

@@ -74,3 +74,18 @@ def last_run(agent: str, entries: list[Entry]) -> tuple[Entry | None, Entry | No
         elif e.outcome in ENDINGS:
             end = e
     return start, end
+
+
+PUSH_ENDINGS = ("ok", "WARN", "FAILED", "ABORT", "skipped")
+
+
+def last_push(agent: str, entries: list[Entry]) -> Entry | None:
+    """The last ending of ``agent``'s push hook (``push: ok | WARN — secrets held back … |
+    FAILED (exit N) | ABORT … | skipped …``)."""
+    last = None
+    for e in entries:
+        if e.agent == agent and e.message.startswith("push: "):
+            word = e.message[len("push: ") :].split(" ", 1)[0]
+            if word in PUSH_ENDINGS:
+                last = e
+    return last

@@ -1,6 +1,7 @@
 """pi: an extension package in ``~/.funes/integrations/pi/`` installed with ``pi install DIR``
 (reference §7.5). It gives pi the ``recall`` and ``get`` tools (a bridge to ``funes mcp``) and,
-beyond the reference, indexes on pi's ``agent_end`` event by running the same hook script.
+beyond the reference, indexes on pi's ``agent_end`` event by running the same hook script, and
+with a Hub memory bound publishes it on ``session_shutdown`` (``scripts/funes-push.sh``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from funes.agents._common import (
     INDEX_SCRIPT,
+    PUSH_SCRIPT,
     Context,
     Registrations,
     Result,
@@ -19,6 +21,7 @@ from funes.agents._common import (
     hook_script,
     packaged,
     prune_dirs,
+    push_script,
     remove_file,
     remove_tree,
     run_cli,
@@ -46,6 +49,9 @@ def files(ctx: Context) -> dict[Path, tuple[bytes, int | None]]:
     }
     if ctx.memory:
         out[r / "memory"] = (f"{ctx.memory}\n".encode(), None)
+    if ctx.push_memory:  # published on session_shutdown; the index stays local
+        out[r / "push-memory"] = (f"{ctx.push_memory}\n".encode(), None)
+        out[r / "scripts" / PUSH_SCRIPT] = (push_script(), 0o755)
     return out
 
 
@@ -68,6 +74,9 @@ def add(ctx: Context, res: Result) -> None:
         changed = write_if_changed(path, data, mode) or changed
     if not ctx.memory:
         changed = remove_file(root(ctx) / "memory") or changed
+    if not ctx.push_memory:
+        changed = remove_file(root(ctx) / "push-memory") or changed
+        changed = remove_file(root(ctx) / "scripts" / PUSH_SCRIPT) or changed
     changed = remove_file(root(ctx) / "store") or changed  # the reference's legacy file
     res.did(
         f"extension in {ctx.show(root(ctx))} (tools recall, get; indexing on agent_end)"
@@ -115,8 +124,10 @@ def status(ctx: Context) -> dict[str, Any]:
     script = root(ctx) / "scripts" / INDEX_SCRIPT
     present = (root(ctx) / "index.ts").exists()
     ext = installed(ctx) if present else False
+    pushing = present and (root(ctx) / "push-memory").exists()
     return {
         "hooks": ["agent_end"] if present else [],
+        "push_hooks": ["session_shutdown"] if pushing else [],
         "hooks_file": str(root(ctx) / "index.ts"),
         "script": str(script) if script.exists() else None,
         "script_current": script.exists() and script.read_bytes() == hook_script(),

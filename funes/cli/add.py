@@ -79,7 +79,7 @@ def _main(args: argparse.Namespace) -> int:
     res = agents.add(args.agent, ctx)
     status = print_result("add", res)
     if status == 0:
-        first_index(args.agent, ctx.memory, skip=args.no_index, yes=args.yes)
+        first_index(args.agent, ctx.index_memory, skip=args.no_index, yes=args.yes)
     return status
 
 

@@ -73,6 +73,12 @@ def render(rep: dict[str, Any]) -> str:
             out += [f"    {line}" for line in a["last_detail"]]
         else:
             out.append("  last hook run: never")
+        if a.get("push_hooks"):
+            out.append(f"  push hooks: {', '.join(a['push_hooks'])}")
+        if a.get("last_push"):
+            when = a["last_push"]
+            out.append(f"  last push: {when}{_ago(when, now)}: {a['last_push_outcome']}")
+            out += [f"    {line}" for line in a["last_push_detail"]]
         out += [f"  note: {n}" for n in a["notes"]]
     mem = rep["memory"]
     if mem is None:

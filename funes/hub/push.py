@@ -64,6 +64,8 @@ class PushReport:
     files_sent: int = 0
     attempts: int = 0
     notes: list[str] = field(default_factory=list)
+    project: str = ""  # a project memory: only curated sessions are pushed
+    pending_review: int = 0
 
     def text(self) -> str:
         out = []
@@ -76,6 +78,11 @@ class PushReport:
         if self.card:
             out.append(f"  dataset card {self.card}\n")
         out.extend(f"  note: {n}\n" for n in self.notes)
+        if self.pending_review:
+            out.append(
+                f"  {self.pending_review} session(s) on this machine pending review — "
+                f"run `funes curate {self.label}`\n"
+            )
         if self.held is not None and self.held.held:
             out.append(
                 f"⚠ held back {len(self.held.held)} row(s) containing secrets "
@@ -134,6 +141,12 @@ def push(
         if info.state not in (State.EMPTY, State.READY):
             raise FunesError(state_message(spec, info.state, info.detail))
     pushed_before = receipt.load(spec)
+    from funes.hub.curate import remote_project, selection_for
+
+    selection = selection_for(spec, remote_project(info), local)
+    if selection is not None:  # a project memory: only the sessions curated in (§9.3)
+        candidates, report.project = selection.ship, selection.project
+        report.pending_review = len(selection.pending(pushed_before))
     if info.state is State.READY and pushed_before is not None and set(candidates) <= pushed_before:
         report.up_to_date = True
         return report
@@ -148,6 +161,10 @@ def push(
             base = _checkout(info, work)
             remote_ids = _ids(work) if base else set()
             report.remote_chunks = len(remote_ids)
+            if selection is not None:
+                report.pending_review = len(
+                    selection.pending(remote_ids | (pushed_before or set()))
+                )
             shared = [i for i in candidates if i in remote_ids]
             if shared:
                 receipt.add(spec, shared)

@@ -31,6 +31,8 @@ class RemoteStatus:
     held_rows: int = 0
     held_summary: str = ""
     scan_error: str = ""
+    project: str = ""
+    pending_review: int = 0
     extra: dict[str, str] = field(default_factory=dict)
 
     def text(self) -> str:
@@ -56,6 +58,13 @@ class RemoteStatus:
                     )
                 elif self.scan_error:
                     lines.append(f"  secret check of pending rows skipped: {self.scan_error}")
+            if self.project:
+                lines.append(f"project: {self.project} (only reviewed sessions are pushed)")
+            if self.pending_review:
+                lines.append(
+                    f"pending review: {self.pending_review} session(s) — run "
+                    f"`funes curate {self.label}`"
+                )
         return "\n".join(lines) + "\n"
 
 
@@ -82,13 +91,21 @@ def remote_status(spec: MemorySpec, remote: Memory, scan: bool = True) -> Remote
     st.local_label = local.label
     t = local.rows(columns=("id", "session_id"))
     have = remote_ids | (receipt.load(spec) or set())
+    from funes.hub.curate import project_of_dir, selection_for
+
+    selection = selection_for(spec, project_of_dir(remote.path), local)
+    shipped: set[str] | None = None
+    if selection is not None:  # a project memory: only curated sessions are its to push
+        st.project = selection.project
+        st.pending_review = len(selection.pending(have))
+        shipped = set(selection.ship)
     pending: dict[str, list[str]] = {}
     sessions = set()
     for cid, sid in zip(
         t.column("id").to_pylist(), t.column("session_id").to_pylist(), strict=True
     ):
         sessions.add(sid)
-        if cid not in have:
+        if cid not in have and (shipped is None or cid in shipped):
             pending.setdefault(sid, []).append(cid)
     st.local_sessions = len(sessions)
     st.pending_sessions = len(pending)

@@ -528,7 +528,20 @@ def _cased_rules(text: str) -> list[Rule]:
         if not windows:
             return []
         hay = "\0".join(windows)
-    return [r for r in _CASED if any(t in hay for t in r.triggers)]
+    return _triggered(_CASED_T, hay)
+
+
+def _triggered(rules: tuple[tuple[Rule, str, tuple[str, ...]], ...], hay: str) -> list[Rule]:
+    """Rules with a trigger in ``hay`` (the hot path: a plain ``in`` for one-trigger rules)."""
+    return [r for r, one, many in rules if (one in hay if one else any(t in hay for t in many))]
+
+
+def _indexed(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, str, tuple[str, ...]], ...]:
+    return tuple((r, r.triggers[0] if len(r.triggers) == 1 else "", r.triggers) for r in rules)
+
+
+_CASED_T = _indexed(_CASED)
+_LOWERED_T = _indexed(_LOWERED)
 
 
 def find(text: str) -> list[Finding]:
@@ -536,7 +549,7 @@ def find(text: str) -> list[Finding]:
     cands: list[tuple[int, int, int, str]] = []
     rules = [(r, text) for r in _cased_rules(text)]
     lowered = _lower(text)
-    rules += [(r, lowered) for r in _LOWERED if any(t in lowered for t in r.triggers)]
+    rules += [(r, lowered) for r in _triggered(_LOWERED_T, lowered)]
     for rule, hay in rules:
         for m in rule.regex.finditer(hay):
             if rule.group == "value":

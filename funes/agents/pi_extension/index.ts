@@ -8,7 +8,9 @@
 //
 // Configuration, beside this file (written by `funes add pi`): `funes-bin` (the funes
 // executable; $FUNES_BIN overrides), `memory` (the memory to use; $FUNES_MEMORY overrides; absent
-// = the local default), and scripts/funes-index.sh.
+// = the local default), and scripts/funes-index.sh. With a Hub memory bound, `push-memory` names
+// it and scripts/funes-push.sh publishes it on `session_shutdown` (detached, like indexing); the
+// index hook then writes the local memory, which that push publishes.
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -18,6 +20,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const PROTOCOL_VERSION = "2024-11-05";
 const CALL_TIMEOUT_MS = 120_000;
 const INDEX_SCRIPT = join(HERE, "scripts", "funes-index.sh");
+const PUSH_SCRIPT = join(HERE, "scripts", "funes-push.sh");
 
 function readBeside(name: string): string {
   try {
@@ -29,6 +32,8 @@ function readBeside(name: string): string {
 
 const FUNES_BIN = (process.env.FUNES_BIN || readBeside("funes-bin") || "funes").trim();
 const MEMORY = (process.env.FUNES_MEMORY || readBeside("memory")).trim();
+const PUSH_MEMORY = readBeside("push-memory");
+const INDEX_MEMORY = PUSH_MEMORY ? "" : MEMORY;
 
 type Pending = {
   resolve: (value: any) => void;
@@ -200,7 +205,21 @@ function indexSession(ctx: any, reason: string) {
     hook_event_name: reason,
   });
   const args = [INDEX_SCRIPT, "pi", "--funes", FUNES_BIN];
-  if (MEMORY) args.push("--memory", MEMORY);
+  if (INDEX_MEMORY) args.push("--memory", INDEX_MEMORY);
+  runDetached(args, payload);
+}
+
+// Publish the bound Hub memory (`funes push <memory> --yes` in a detached worker).
+function pushMemory(ctx: any, reason: string) {
+  if (!PUSH_MEMORY || !existsSync(PUSH_SCRIPT)) return;
+  const payload = JSON.stringify({
+    session_id: ctx?.sessionManager?.getSessionId?.() ?? "",
+    hook_event_name: reason,
+  });
+  runDetached([PUSH_SCRIPT, "pi", "--funes", FUNES_BIN, "--memory", PUSH_MEMORY], payload);
+}
+
+function runDetached(args: string[], payload: string) {
   try {
     const child = spawn("bash", args, { stdio: ["pipe", "ignore", "ignore"], detached: true });
     child.on("error", () => {});
@@ -208,7 +227,7 @@ function indexSession(ctx: any, reason: string) {
     child.stdin.end(payload);
     child.unref();
   } catch {
-    // indexing is best effort; the next turn catches up
+    // best effort: the next turn (or session) catches up
   }
 }
 
@@ -229,5 +248,8 @@ export default function (pi: any) {
   }
 
   pi.on("agent_end", async (_event: any, ctx: any) => indexSession(ctx, "agent_end"));
-  pi.on("session_shutdown", async (_event: any, ctx: any) => indexSession(ctx, "session_shutdown"));
+  pi.on("session_shutdown", async (_event: any, ctx: any) => {
+    indexSession(ctx, "session_shutdown");
+    pushMemory(ctx, "session_shutdown");
+  });
 }

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# funes-push.sh AGENT [--funes PATH] --memory OWNER/NAME — the session-boundary publish hook.
+#
+# Installed by `funes add <agent> --memory OWNER/NAME` on the agent's session start/end events.
+# The foreground drains the hook payload, starts a detached worker and exits 0 at once (no
+# Python, no output). The worker runs `funes push <memory> --yes` and logs to
+# $FUNES_HOME/logs/hooks.log:
+#   <ISO time> <agent> <event> -: push: start <memory> | ok (<summary>) | WARN — secrets held back; … |
+#                                  FAILED (exit N) | skipped (…)
+# A failure is logged, never surfaced; the next session boundary tries again (push is
+# append-only and sends only what the dataset lacks). See hooks/README.md.
+set -u
+
+if [ "${1:-}" != "--worker" ]; then
+	event=$(head -c 65536 2>/dev/null | LC_ALL=C sed -n 's/.*"hook_event_name"[[:space:]]*:[[:space:]]*"\([A-Za-z0-9_.:-]*\)".*/\1/p' 2>/dev/null | head -n 1)
+	cat >/dev/null 2>&1
+	if command -v setsid >/dev/null 2>&1; then
+		setsid bash "$0" --worker "${event:--}" "$@" </dev/null >/dev/null 2>&1 &
+	else
+		set -m
+		nohup bash "$0" --worker "${event:--}" "$@" </dev/null >/dev/null 2>&1 &
+	fi
+	exit 0
+fi
+
+# ---------------------------------------------------------------------------- worker
+shift
+event=${1:--}
+shift
+agent=${1:-claude}
+[ $# -gt 0 ] && shift
+funes_bin=${FUNES_BIN:-}
+memory=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--funes) funes_bin=${2:-}; shift 2 || shift ;;
+	--memory) memory=${2:-}; shift 2 || shift ;;
+	*) [ -z "$memory" ] && memory=$1; shift ;;
+	esac
+done
+
+for fd in /dev/fd/*; do
+	n=${fd##*/}
+	case $n in
+	0 | 1 | 2 | 255 | *[!0-9]*) ;;
+	*) eval "exec $n>&-" 2>/dev/null ;;
+	esac
+done
+
+if [ -n "${FUNES_HOME:-}" ]; then
+	fh=$FUNES_HOME
+	case $fh in "~/"*) fh="$HOME/${fh#"~/"}" ;; esac
+elif [ "$(uname -s 2>/dev/null)" = Darwin ]; then
+	fh="$HOME/Library/Application Support/funes"
+else
+	fh="${XDG_DATA_HOME:-$HOME/.local/share}/funes"
+fi
+logdir="$fh/logs"
+logfile="$logdir/hooks.log"
+mkdir -p "$logdir" 2>/dev/null || exit 0
+
+size=$(wc -c <"$logfile" 2>/dev/null || echo 0)
+if [ "${size// /}" -gt 1048576 ] 2>/dev/null; then
+	mv -f "$logfile" "$logfile.1" 2>/dev/null
+fi
+
+log() {
+	printf '%s %s %s -: push: %s\n' "$(date +%Y-%m-%dT%H:%M:%S%z)" "$agent" "$event" "$*" >>"$logfile"
+}
+
+if [ -z "$memory" ]; then
+	log "skipped (no memory bound to this hook)"
+	exit 0
+fi
+
+if [ -z "$funes_bin" ] || [ ! -x "$funes_bin" ]; then
+	found=$(command -v funes 2>/dev/null)
+	for d in "$HOME/.local/bin" /opt/homebrew/bin /usr/local/bin "$HOME/go/bin" /usr/bin /bin; do
+		[ -n "$found" ] && break
+		[ -x "$d/funes" ] && found="$d/funes"
+	done
+	if [ -z "$found" ]; then
+		log "ABORT: funes not found (${funes_bin:-no --funes given}, nor on PATH); rerun \`funes add $agent\`"
+		exit 0
+	fi
+	funes_bin=$found
+fi
+
+# One push per memory at a time: a session's end and the next one's start often coincide.
+running="$logdir/.pushing.$(printf '%s' "$memory" | cksum | cut -d' ' -f1)"
+if [ -n "$(find "$running" -mmin +30 2>/dev/null)" ]; then
+	rm -f "$running"
+fi
+if ! (set -C; echo $$ >"$running") 2>/dev/null; then
+	log "skipped (a push to $memory is already running)"
+	exit 0
+fi
+trap 'rm -f "$running"' EXIT
+
+out=$(mktemp "${TMPDIR:-/tmp}/funes-push-out.XXXXXX" 2>/dev/null) || out=/dev/null
+log "start $memory"
+"$funes_bin" push "$memory" --yes >"$out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ]; then
+	summary=$(grep -v '^funes: ' "$out" 2>/dev/null | head -n 1)
+	held=$(grep '^⚠ held back' "$out" 2>/dev/null | head -n 1)
+	if [ -n "$held" ]; then
+		log "WARN — secrets held back; ${summary:+$summary; }${held#⚠ }"
+	else
+		log "ok${summary:+ ($summary)}"
+	fi
+elif [ "$rc" -eq 2 ]; then
+	log "WARN — secrets held back; $(tail -n 1 "$out" 2>/dev/null | sed 's/^funes: //')"
+else
+	log "FAILED (exit $rc)"
+	tail -n 20 "$out" 2>/dev/null | sed 's/^/    /' >>"$logfile"
+fi
+[ "$out" = /dev/null ] || rm -f "$out"
+exit 0

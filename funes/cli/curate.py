@@ -1,0 +1,235 @@
+"""`funes curate MEMORY [OWNER/REPO] [--include S…] [--exclude S…] [--yes]`: choose which of
+this machine's sessions a project memory gets (reference §9.3, docs/hub.md).
+
+Without decisions on a terminal, a short review: each pending session with a preview of its
+prompts, answered y (include) / n (exclude) / s (skip) / q (stop). Off a terminal (or with
+``FUNES_NO_TUI``), the pending sessions are listed instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from funes.cli._pipe import run
+
+if TYPE_CHECKING:
+    from funes.hub.curate import Session
+    from funes.hub.spec import MemorySpec
+    from funes.hub.transport import RemoteInfo
+    from funes.store.memory import Memory
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="funes curate",
+        description="Review which local sessions a project memory (a Hub dataset stamped with "
+        "a project, OWNER/REPO) receives: `funes push` sends only included sessions.",
+        epilog="Decisions live in $FUNES_HOME/curation/<memory>, one line per session. A "
+        "session is named by its id or a unique prefix of it.",
+    )
+    p.add_argument("memory", metavar="MEMORY", help="OWNER/NAME[/PREFIX] or hf://datasets/…")
+    p.add_argument(
+        "project", metavar="OWNER/REPO", nargs="?", help="the project (needed the first time)"
+    )
+    p.add_argument("--include", nargs="+", default=[], metavar="S", help="sessions to publish")
+    p.add_argument("--exclude", nargs="+", default=[], metavar="S", help="sessions to keep here")
+    p.add_argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="make MEMORY the project memory of OWNER/REPO if it is not one yet (creates the "
+        "dataset, private, if it does not exist)",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(lambda: _main(args))
+
+
+def _ask(question: str, default: bool) -> bool:
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if not answer:
+        return False
+    a = answer.strip().lower()
+    return default if a == "" else a in ("y", "yes")
+
+
+def _main(args: argparse.Namespace) -> int:
+    from funes.errors import FunesError, UsageError
+    from funes.hub import curate, transport
+    from funes.hub.spec import State, parse, state_message
+    from funes.store.memory import open_memory
+
+    spec = parse(args.memory)
+    if not spec.remote:
+        raise UsageError("funes curate works on a Hub memory — name one: `funes curate OWNER/NAME`")
+    local = open_memory(None)
+    sessions = curate.sessions(local)
+    project = args.project
+    if project is not None and "/" not in project:
+        guesses = curate.did_you_mean(project, sessions)
+        hint = f" — did you mean {' or '.join(guesses)}?" if guesses else ""
+        raise UsageError(f"a project is OWNER/REPO (its repo identity), not {project!r}{hint}")
+    info = transport.probe(spec)
+    if info.state in (State.OFFLINE, State.UNAUTHORIZED):
+        raise FunesError(state_message(spec, info.state, info.detail))
+    current = curate.remote_project(info)
+    if project and current and project != current:
+        raise FunesError(
+            f"{spec.uri} is the project memory of {current}, not {project} (funes does not "
+            "rename a project memory)"
+        )
+    project = project or current
+    if project is None:
+        if info.state is State.MISSING:
+            raise FunesError(state_message(spec, info.state))
+        raise UsageError(
+            f"{spec.uri} is not a project memory — name its project: "
+            f"`funes curate {spec.short} OWNER/REPO`"
+        )
+    tty = sys.stdin.isatty() and sys.stdout.isatty() and not os.environ.get("FUNES_NO_TUI")
+    decisions = [(s, "include") for s in args.include] + [(s, "exclude") for s in args.exclude]
+    needs_stamp = current is None
+    if needs_stamp and (decisions or not tty):
+        if not args.yes:
+            raise FunesError(
+                f"{spec.uri} is not a project memory yet — re-run with --yes to make it the "
+                f"project memory of {project}"
+                + (" (the dataset is created, private)" if info.state is State.MISSING else "")
+            )
+        _stamp(spec, info, project, local.model)
+        needs_stamp = False
+    if decisions:
+        lines: dict[str, str] = {}
+        counts = {"include": 0, "exclude": 0}
+        resolved = [(curate.resolve(s, sessions), state) for s, state in decisions]
+        firsts = curate.prompts(local, {sid for sid, _ in resolved})
+        for sid, state in resolved:
+            s = sessions[sid]
+            note = curate.comment(s, next(iter(firsts.get(sid) or []), None))
+            lines[sid] = curate.decision_line(sid, state, len(s.ids), note)
+        for sid in lines:
+            counts[lines[sid].split(" ", 1)[0]] += 1
+        curate.record(spec, lines)
+        print(
+            f"project memory of {project} — recorded {counts['include']} include, "
+            f"{counts['exclude']} exclude"
+        )
+        return 0
+    cur = curate.load(spec)
+    for note in cur.notes:
+        print(f"note: {note}", file=sys.stderr)
+    sel = curate.select(project, sessions, cur)
+    pending = sel.pending(_remote_ids(info) | _receipt(spec))
+    if not tty:
+        _list(local, sessions, pending, project, spec.short)
+        return 0
+    return _review(spec, info, project, local, sessions, pending, needs_stamp)
+
+
+def _remote_ids(info: RemoteInfo) -> set[str]:
+    from funes.hub.remote import materialize
+    from funes.hub.spec import State
+    from funes.store.memory import open_memory
+
+    if info.state is not State.READY:
+        return set()
+    return open_memory(materialize(info)).existing_ids()
+
+
+def _receipt(spec: MemorySpec) -> set[str]:
+    from funes.hub import receipt
+
+    return receipt.load(spec) or set()
+
+
+def _stamp(spec: MemorySpec, info: RemoteInfo, project: str, model: str | None) -> None:
+    from funes.hub import curate
+
+    oid = curate.stamp(spec, info, project, model)
+    print(f"{spec.uri}: now the project memory of {project} (commit {oid})")
+
+
+def _list(
+    local: Memory, sessions: dict[str, Session], pending: list[str], project: str, short: str
+) -> None:
+    from funes.hub import curate
+
+    firsts = curate.prompts(local, pending)
+    for sid in sorted(pending, key=lambda s: sessions[s].first_ts):
+        s = sessions[sid]
+        first = " ".join(((firsts.get(sid) or [""])[0]).split())[:80]
+        print(f"  {s.date} {sid[:8]}  {s.workdir}  chunks={len(s.ids)}  {first}")
+    other = sum(
+        1 for s in sessions.values() if not s.subagent and s.repo and not s.belongs(project)
+    )
+    unknown = sum(1 for s in sessions.values() if not s.subagent and not s.repo)
+    print(
+        f"{len(pending)} session(s) of {project} pending review; skipped {other} of other "
+        f"repos and {unknown} with no repo"
+    )
+    if pending:
+        print(f"decide with `funes curate {short} --include S… --exclude S…` (id or prefix)")
+
+
+def _review(
+    spec: MemorySpec,
+    info: RemoteInfo,
+    project: str,
+    local: Memory,
+    sessions: dict[str, Session],
+    pending: list[str],
+    needs_stamp: bool,
+) -> int:
+    from funes.hub import curate
+
+    firsts = curate.prompts(local, pending)
+    lines: dict[str, str] = {}
+    inc = exc = 0
+    for n, sid in enumerate(sorted(pending, key=lambda s: sessions[s].first_ts), 1):
+        s = sessions[sid]
+        ps = firsts.get(sid) or []
+        print(f"\n[{n}/{len(pending)}] {s.date} {sid}  {s.workdir}  chunks={len(s.ids)}")
+        for p in ps[:3]:
+            print("  > " + " ".join(p.split())[:160])
+        if len(ps) > 3:
+            print(f"  … {len(ps) - 3} more prompt(s)")
+        sys.stdout.write("publish this session? [y]es / [n]o / [s]kip / [q]uit: ")
+        sys.stdout.flush()
+        answer = sys.stdin.readline()
+        a = answer.strip().lower()[:1]
+        if not answer or a == "q":
+            break
+        if a in ("y", "n"):
+            state = "include" if a == "y" else "exclude"
+            inc, exc = inc + (a == "y"), exc + (a == "n")
+            lines[sid] = curate.decision_line(
+                sid, state, len(s.ids), curate.comment(s, ps[0] if ps else None)
+            )
+    if lines:
+        curate.record(spec, lines)
+    left = len(pending) - inc - exc
+    print(f"\nproject memory of {project} — {inc} include, {exc} exclude, {left} pending")
+    if not inc:
+        return 0
+    if needs_stamp:
+        if not _ask(f"Make {spec.uri} the project memory of {project}? [Y/n] ", True):
+            return 0
+        _stamp(spec, info, project, local.model)
+    if _ask(f"Push the included sessions to {spec.uri} now? [Y/n] ", True):
+        from funes.hub.push import push
+
+        report = push(spec, yes=True)
+        sys.stdout.write(report.text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
