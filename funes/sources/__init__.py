@@ -547,5 +547,10 @@ def flatten_tool_content(content: Any) -> str:
     return ""
 
 
+def opt_str(v: Any) -> str | None:
+    """``v`` when it is a string, else None (optional string fields of agent records)."""
+    return v if isinstance(v, str) else None
+
+
 def is_blank(text: str) -> bool:
     return not text.strip()

@@ -24,6 +24,7 @@ from funes.sources import (
     flatten_tool_content,
     is_blank,
     munge_workdir,
+    opt_str,
     repo_of,
     workdir_of_path,
 )
@@ -119,7 +120,7 @@ def _blocks(content: Any, names: dict[str, str]) -> list[Block]:
             if isinstance(text, str) and not is_blank(text):
                 out.append(Block("thinking", text))
         elif ptype == "tool_use":
-            name, tid = _opt(part.get("name")), _opt(part.get("id"))
+            name, tid = opt_str(part.get("name")), opt_str(part.get("id"))
             inp = part.get("input")
             out.append(Block("tool_use", compact_json({} if inp is None else inp), name, tid))
             if tid is not None and name is not None:
@@ -127,12 +128,8 @@ def _blocks(content: Any, names: dict[str, str]) -> list[Block]:
         elif ptype == "tool_result":
             text = flatten_tool_content(part.get("content"))
             if not is_blank(text):
-                out.append(Block("tool_result", text, None, _opt(part.get("tool_use_id"))))
+                out.append(Block("tool_result", text, None, opt_str(part.get("tool_use_id"))))
     return out
-
-
-def _opt(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
 
 
 SOURCE = Source(

@@ -19,6 +19,7 @@ from funes.sources import (
     compact_json,
     is_blank,
     munge_workdir,
+    opt_str,
     repo_of,
     workdir_of_path,
 )
@@ -131,7 +132,7 @@ def _item(p: dict[str, Any], names: dict[str, str]) -> tuple[str, list[Block]] |
         return ("assistant", [] if is_blank(joined) else [Block("thinking", joined)])
     if ptype in ("function_call", "custom_tool_call"):
         args = p["arguments"] if "arguments" in p else p.get("input")
-        name, call_id = _opt(p.get("name")), _opt(p.get("call_id"))
+        name, call_id = opt_str(p.get("name")), opt_str(p.get("call_id"))
         if call_id is not None and name is not None:
             names[call_id] = name
         text = args if isinstance(args, str) else "{}"
@@ -139,14 +140,10 @@ def _item(p: dict[str, Any], names: dict[str, str]) -> tuple[str, list[Block]] |
     if ptype in ("function_call_output", "custom_tool_call_output"):
         out = p.get("output")
         text = out if isinstance(out, str) else "" if out is None else compact_json(out)
-        call_id = _opt(p.get("call_id"))
+        call_id = opt_str(p.get("call_id"))
         name = names.get(call_id) if call_id else None
         return ("tool", [] if is_blank(text) else [Block("tool_result", text, name, call_id)])
     return None
-
-
-def _opt(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
 
 
 SOURCE = Source(

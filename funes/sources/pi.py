@@ -41,6 +41,7 @@ from funes.sources import (
     is_blank,
     iso_from_epoch,
     munge_workdir,
+    opt_str,
     repo_of,
     workdir_of_path,
 )
@@ -147,7 +148,7 @@ def _entry(rec: dict[str, Any]) -> tuple[str, list[Block]] | None:
         return "assistant", _assistant_blocks(content)
     if role == "toolResult":
         text = flatten_tool_content(content)
-        name, call_id = _opt(msg.get("toolName")), _opt(msg.get("toolCallId"))
+        name, call_id = opt_str(msg.get("toolName")), opt_str(msg.get("toolCallId"))
         return "tool", [] if is_blank(text) else [Block("tool_result", text, name, call_id)]
     if role == "bashExecution":
         return "user", _bash_blocks(msg)
@@ -193,8 +194,8 @@ def _assistant_blocks(content: Any) -> list[Block]:
                 Block(
                     "tool_use",
                     compact_json({} if args is None else args),
-                    _opt(part.get("name")),
-                    _opt(part.get("id")),
+                    opt_str(part.get("name")),
+                    opt_str(part.get("id")),
                 )
             )
     return out
@@ -209,10 +210,6 @@ def _bash_blocks(msg: dict[str, Any]) -> list[Block]:
     if isinstance(output, str) and not is_blank(output):
         out.append(Block("tool_result", output, "bash"))
     return out
-
-
-def _opt(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
 
 
 SOURCE = Source(
