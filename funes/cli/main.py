@@ -27,6 +27,7 @@ SUMMARIES = {
     "remove": "unwire an agent",
     "push": "publish the memory to a Hugging Face dataset",
     "scrub": "redact secrets from the local memory",
+    "curate": "choose the sessions a project memory on the Hub may ship",
     "mcp": "run the MCP server on stdio",
     "doctor": "check each agent's hooks, MCP registration and last hook run",
     "optimize": "compact the memory and build its search indexes",
