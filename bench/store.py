@@ -153,18 +153,7 @@ def stage_bcd(tmp: Path, res: dict[str, Any], rows: int, base: list[Chunk]) -> N
     res["c_lexical_top30_ms_p50"] = round(statistics.median(lat), 1)
     res["c_lexical_top30_ms_p95"] = round(lat[int(len(lat) * 0.95)], 1)
     # (b) appends of one 200-chunk session each
-    opens, appends = [], []
-    for rep in range(5):
-        session = synthetic(base, 200, start=rows + 1000 * rep, session_size=200)
-        t = time.monotonic()
-        m = open_memory(path)
-        with m.writer(interactive=False) as w:
-            _ = w.ids
-            t1 = time.monotonic()
-            assert w.append(session) == 200
-            t2 = time.monotonic()
-        opens.append(t1 - t)
-        appends.append(t2 - t1)
+    opens, appends = time_appends(path, base, rows, 5)
     res["b_append200_open_s"] = round(statistics.median(opens), 3)
     res["b_append200_write_s"] = round(statistics.median(appends), 3)
     res["b_append200_total_s"] = round(statistics.median(np.add(opens, appends)), 3)
@@ -356,6 +345,23 @@ def first_answer(ctx: Context, sessions: int) -> dict[str, Any]:
     }
 
 
+def time_appends(path: Path, base: Any, start: int, reps: int) -> tuple[list[float], list[float]]:
+    """Seconds to open the writer and to append one new 200-chunk session, ``reps`` times."""
+    opens, appends = [], []
+    for rep in range(reps):
+        session = synthetic(base, 200, start=start + 1000 * rep, session_size=200)
+        t = time.monotonic()
+        m = open_memory(path)
+        with m.writer(interactive=False) as w:
+            _ = w.ids
+            t1 = time.monotonic()
+            assert w.append(session) == 200
+            t2 = time.monotonic()
+        opens.append(t1 - t)
+        appends.append(t2 - t1)
+    return opens, appends
+
+
 def append_cost(ctx: Context, rows: int, reps: int) -> dict[str, Any]:
     """Writer open + append of one 200-chunk session (vectors given) into a memory of ``rows``
     synth chunks (a copy of the recall suite's)."""
@@ -366,18 +372,7 @@ def append_cost(ctx: Context, rows: int, reps: int) -> dict[str, Any]:
     rmtree(path)
     shutil.copytree(src, path)
     base = eval_dev_chunks()
-    opens, appends = [], []
-    for rep in range(reps):
-        session = synthetic(base, 200, start=10_000_000 + 1000 * rep, session_size=200)
-        t = time.monotonic()
-        m = open_memory(path)
-        with m.writer(interactive=False) as w:
-            _ = w.ids
-            t1 = time.monotonic()
-            assert w.append(session) == 200
-            t2 = time.monotonic()
-        opens.append(t1 - t)
-        appends.append(t2 - t1)
+    opens, appends = time_appends(path, base, 10_000_000, reps)
     rmtree(path)
     return {
         "rows": rows,
