@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import IO, Any
 
@@ -68,13 +68,6 @@ def open_inputs(stack: ExitStack, files: list[str]) -> list[tuple[IO[bytes], str
         except OSError as e:
             raise UsageError(f"cannot read {f}: {e.strerror}") from None
     return inputs
-
-
-def write_lines(out: IO[bytes], lines: Iterable[bytes | str]) -> None:
-    for line in lines:
-        if isinstance(line, str):
-            line = line.encode("utf-8")
-        out.write(line if line.endswith(b"\n") else line + b"\n")
 
 
 def warn(prog: str, msg: str) -> None:

@@ -22,7 +22,6 @@ whole finds it exactly.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 MAX_TOKEN = 80
 
@@ -60,10 +59,6 @@ def tokenize(text: str) -> list[str]:
 def query_tokens(text: str) -> list[str]:
     """Distinct tokens of a query, in first-seen order."""
     return list(dict.fromkeys(tokenize(text)))
-
-
-def tokenize_many(texts: Iterable[str]) -> list[list[str]]:
-    return [tokenize(t) for t in texts]
 
 
 def _expand(word: str) -> tuple[str, ...]:
