@@ -51,9 +51,10 @@ def strings(value: object) -> Iterator[str]:
         s = value.lstrip()
         if s[:1] in "[{":
             try:
-                yield from strings(json.loads(value))
+                inner = json.loads(value)
             except (json.JSONDecodeError, RecursionError):
-                pass
+                inner = None
+            yield from strings(inner)
     elif isinstance(value, dict):
         for v in value.values():
             yield from strings(v)
@@ -139,8 +140,10 @@ def main() -> int:
     if not a.quiet:
         print(f"questions {len(qs)}  by kind {dict(sorted(kinds.items()))}")
         print(f"by agent {dict(sorted(agents.items()))}")
-        print(f"transcripts {len(manifest)} ({len(present)} present) from {len(repos)} repositories;"
-              f" {long_} with > 1,000 records")
+        print(
+            f"transcripts {len(manifest)} ({len(present)} present) from {len(repos)} repositories;"
+            f" {long_} with > 1,000 records"
+        )
         if qs:
             print(f"absent share {kinds['absent'] / len(qs):.0%}")
         for f in missing:

@@ -37,14 +37,18 @@ def git_dirs(roots: list[Path], repo: str) -> list[Path]:
 def blob(git_dir: Path, commit: str, path: str) -> bytes | None:
     revs = [commit, "HEAD"]
     try:
-        refs = subprocess.run(["git", "--git-dir", str(git_dir), "log", "--all", "--format=%H",
-                               "--", path], capture_output=True, check=True).stdout.split()
+        refs = subprocess.run(
+            ["git", "--git-dir", str(git_dir), "log", "--all", "--format=%H", "--", path],
+            capture_output=True,
+            check=True,
+        ).stdout.split()
         revs += [r.decode() for r in refs]
     except subprocess.CalledProcessError:
         pass
     for rev in revs:
-        p = subprocess.run(["git", "--git-dir", str(git_dir), "show", f"{rev}:{path}"],
-                           capture_output=True)
+        p = subprocess.run(
+            ["git", "--git-dir", str(git_dir), "show", f"{rev}:{path}"], capture_output=True
+        )
         if p.returncode == 0:
             return p.stdout
     return None
@@ -52,8 +56,13 @@ def blob(git_dir: Path, commit: str, path: str) -> bytes | None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--from", dest="roots", action="append", type=Path,
-                    help="folder of clones or fetched snapshots (repeatable; default /work/.mirror)")
+    ap.add_argument(
+        "--from",
+        dest="roots",
+        action="append",
+        type=Path,
+        help="folder of clones or fetched snapshots (repeatable; default /work/.mirror)",
+    )
     a = ap.parse_args()
     roots = a.roots or [Path("/work/.mirror")]
     missing = 0
