@@ -1,18 +1,22 @@
-"""`funes index [PATH…|--harness NAME] [--limit N] [--no-thinking] [--yes] [--memory DIR]
-[--backfill] [--no-embed] [--json]`: index agent sessions into the memory.
+"""`funes index [PATH…|OWNER/NAME|--harness NAME] [--limit N] [--no-thinking] [--yes]
+[--memory DIR] [--backfill] [--no-embed] [--json]`: index agent sessions into the memory.
 
 The porcelain over parse → chunk → write → embed (funes.store.indexer), in one process. With a
 path, that path is indexed in full; without one, every known agent root (or one harness's) is
 swept, newest sessions first, text before tool calls before tool results, within a 60 s budget.
 Chunks are searchable by text as soon as they are written; vectors are filled in behind, in the
-same run or by `funes index --backfill`. See docs/funes-index.md.
+same run or by `funes index --backfill`. An OWNER/NAME (or hf://datasets/OWNER/NAME) that is
+not a local path names an agent-traces dataset on the Hub (funes.hub.traces), indexed in full.
+See docs/funes-index.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from typing import Any
 
 from funes.cli._pipe import run
 from funes.errors import UsageError
@@ -28,7 +32,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 done (or budget reached), 1 error or another writer busy, "
         "2 bad arguments.",
     )
-    p.add_argument("paths", nargs="*", metavar="PATH", help="transcript file or directory")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="transcript file or directory, or an agent-traces dataset on the Hub "
+        "(OWNER/NAME or hf://datasets/OWNER/NAME)",
+    )
     p.add_argument("--harness", metavar="NAME", help="claude, codex, pi or hermes")
     p.add_argument(
         "--limit", type=int, metavar="N", help="only the N most recent sessions per source"
@@ -72,8 +82,10 @@ def _main(args: argparse.Namespace) -> int:
     if args.backfill:
         report = indexer.backfill(args.memory, progress=progress)
     else:
+        paths, units = _hub_targets(args.paths)
         opts = indexer.IndexOptions(
-            paths=args.paths,
+            paths=paths,
+            units=units,
             harness=args.harness,
             limit=args.limit,
             thinking=not args.no_thinking,
@@ -89,6 +101,30 @@ def _main(args: argparse.Namespace) -> int:
     elif not args.quiet:
         print(report.summary())
     return 0
+
+
+def _hub_targets(args: list[str]) -> tuple[list[str], list[Any]]:
+    """Split PATH arguments into local paths and the shards of Hub trace datasets (a path that
+    exists locally always wins; reference §6.5)."""
+    if all(os.path.exists(os.path.expanduser(a)) for a in args):
+        return args, []
+    from funes.hub import traces
+
+    paths, units = [], []
+    for a in args:
+        repo_id = traces.target(a)
+        if repo_id is None:
+            paths.append(a)
+            continue
+        ds = traces.resolve(repo_id)
+        s = "" if len(ds.shards) == 1 else "s"
+        print(
+            f"funes: {ds.uri} — {len(ds.shards)} parquet shard{s} at {traces.CONVERT_REF} "
+            f"(commit {ds.commit[:8]})",
+            file=sys.stderr,
+        )
+        units.extend(traces.units(ds))
+    return paths, units
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ so `funes --help` and local recall never load it.
 - :mod:`funes.hub.gate` — whole blocks scanned before anything leaves;
 - :mod:`funes.hub.card` — the dataset card (`README.md`);
 - :mod:`funes.hub.receipt` — which chunk ids this host has pushed where.
+- :mod:`funes.hub.traces` — agent-trace datasets (their parquet conversion) as index units.
 
 See docs/hub.md.
 """

@@ -180,17 +180,31 @@ class NotATranscript(FunesError):
 
 @dataclass(frozen=True)
 class Unit:
-    """One input file and the source that reads it (None: decided by sniffing)."""
+    """One input file and the source that reads it (None: decided by sniffing).
+
+    A file fetched from elsewhere (a shard of a Hub trace dataset) also has ``key``, the name
+    state and provenance use instead of its local path, ``revision``, its signature (the commit
+    it is pinned to), and ``fetch``, which puts it at ``path`` before it is read."""
 
     path: Path
     source: Source | None
+    key: str | None = None
+    revision: str | None = None
+    fetch: Callable[[], object] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.key or str(self.path)
 
     def signature(self) -> str | None:
         """`<size>:<mtime>` — what incremental indexing compares to skip unchanged files.
 
         A SQLite database in WAL mode (Hermes' state.db) takes new rows into its `-wal` file
         long before the main file changes, so that file's size and mtime are part of it.
+        A pinned unit's signature is its revision.
         """
+        if self.revision is not None:
+            return self.revision
         try:
             st = self.path.stat()
         except OSError:
@@ -319,9 +333,15 @@ def parse_units(
 
 def parse_unit(unit: Unit, stats: FileStats) -> Iterator[Turn]:
     src = unit.source
+    if unit.fetch is not None:
+        unit.fetch()
     if src is not None and src.parse_path is not None:
         stats.harness, stats.source = src.harness, src.name
-        yield from (stats.count(t) for t in src.parse_path(unit.path, stats))
+        local = str(unit.path)
+        for t in src.parse_path(unit.path, stats):
+            if unit.key and t.source_path == local:
+                t.source_path = unit.key  # provenance names the shard, not a cache file
+            yield stats.count(t)
         return
     with open(unit.path, "rb") as fp:
         yield from parse_stream(fp, unit.path, stats, src)

@@ -51,6 +51,9 @@ EMBED_BATCH = 64
 @dataclass
 class IndexOptions:
     paths: Sequence[str] = ()
+    # Units resolved elsewhere (shards of a Hub trace dataset), indexed in full after ``paths``;
+    # ``limit`` and ``harness`` do not apply to them.
+    units: Sequence[Unit] = ()
     harness: str | None = None
     limit: int | None = None
     thinking: bool = True
@@ -148,9 +151,9 @@ def _columns() -> int:
 
 def plan(opts: IndexOptions) -> tuple[list[Unit], bool]:
     """The files to index and whether this is a sweep (budgeted) run."""
-    if opts.paths:
-        units = list(discover(list(opts.paths), opts.harness))
-        return _limit(units, opts.limit), False
+    if opts.paths or opts.units:
+        units = list(discover(list(opts.paths), opts.harness)) if opts.paths else []
+        return [*_limit(units, opts.limit), *opts.units], False
     from funes import sources
 
     if opts.harness:
@@ -351,12 +354,12 @@ class _Run:
 
     def unit(self, u: Unit, tiers: tuple[str, ...], phase: str, i: int, n: int) -> None:
         sig = u.signature()
-        stats = FileStats(str(u.path))
+        stats = FileStats(u.name)
         try:
             turns = list(parse_unit(u, stats))
         except (FunesError, OSError) as e:
             # Unreadable now: no state recorded, so the next run retries it.
-            self.report.failed.append((str(u.path), str(e)))
+            self.report.failed.append((u.name, str(e)))
             return
         ids = self.w.ids
         for c in chunk_turns(turns, tiers, self.opts.thinking, self.redact):
@@ -385,7 +388,7 @@ class _Run:
 
 
 def _key(u: Unit) -> str:
-    return str(u.path)
+    return u.name
 
 
 def _interactive(flag: bool | None) -> bool:

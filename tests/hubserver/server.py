@@ -4,8 +4,10 @@ It speaks the subset of the Hugging Face Hub API that huggingface_hub 2.x uses f
 creation, commits, listing and downloads (reference §15): whoami, create repo (409 if it
 exists), settings, repo info (`sha`, `private`, `siblings`), preupload (always `regular`, so the
 LFS/xet paths are never taken), NDJSON commits with base64 files and `parentCommit` (412 when it
-is not the head), recursive tree listing, commits, paths-info, refs, and `resolve` with
-`X-Repo-Commit`/`ETag`/`Content-Length` and `Range` → 206.
+is not the head), recursive tree listing, commits, paths-info, refs (with the `converts` of a
+dataset: `refs/convert/parquet`, see ``convert()``), and `resolve` with
+`X-Repo-Commit`/`ETag`/`Content-Length` and `Range` → 206. Tree, repo info and resolve answer
+at any revision: `main`, a commit id (of any branch) or `refs/convert/<name>` (url-quoted).
 
 Access control follows the Hub: a private repo answers 401 without a token and 404 (RepoNotFound)
 to another user's token; a read-only token gets 403 on any write. Request bodies are consumed
@@ -67,6 +69,9 @@ class Repo:
     id: str
     private: bool
     commits: list[Commit] = field(default_factory=list)
+    # Convert refs (`refs/convert/<name>`): the Hub's own branches of derived files, e.g. the
+    # dataset viewer's parquet conversion. Name → that branch's commits, oldest first.
+    converts: dict[str, list[Commit]] = field(default_factory=dict)
 
     @property
     def owner(self) -> str:
@@ -79,7 +84,10 @@ class Repo:
     def at(self, rev: str) -> Commit | None:
         if rev in ("main", "refs/heads/main"):
             return self.head
-        for c in self.commits:
+        if rev.startswith("refs/convert/"):
+            branch = self.converts.get(rev.removeprefix("refs/convert/"))
+            return branch[-1] if branch else None
+        for c in [*self.commits, *(c for b in self.converts.values() for c in b)]:
             if c.oid == rev or (len(rev) >= 7 and c.oid.startswith(rev)):
                 return c
         return None
@@ -163,6 +171,20 @@ class HubServer:
             )
             self.repos[(type, repo_id)] = repo
             return repo
+
+    def convert(
+        self, repo_id: str, files: dict[str, bytes], name: str = "parquet", type: str = "dataset"
+    ) -> Commit:
+        """A new commit on the repo's ``refs/convert/<name>`` branch holding exactly ``files``
+        (what the Hub's parquet conversion of a dataset does); returns it."""
+        with self.lock:
+            branch = self.repo(repo_id, type).converts.setdefault(name, [])
+            c = _commit(
+                branch[-1].oid if branch else None, f"Update {name} files", "",
+                "parquet-converter", dict(files),
+            )  # fmt: skip
+            branch.append(c)
+            return c
 
     def repo(self, repo_id: str, type: str = "dataset") -> Repo:
         return self.repos[(type, repo_id)]
@@ -428,13 +450,18 @@ class _Handler(BaseHTTPRequestHandler):
                 }
             )
         if verb == "refs":
+            converts = [
+                {"name": name, "ref": f"refs/convert/{name}", "targetCommit": b[-1].oid}
+                for name, b in sorted(repo.converts.items())
+                if b
+            ]
             return _json(
                 {
                     "branches": [
                         {"name": "main", "ref": "refs/heads/main", "targetCommit": repo.head.oid}
                     ],
                     "tags": [],
-                    "converts": [],
+                    "converts": converts,
                 }
             )
         if verb == "preupload":
