@@ -22,6 +22,7 @@ SUMMARIES = {
     "index": "index agent sessions into the memory",
     "recall": "search the memory: ranked passages with provenance",
     "get": "show a turn and the turns around it",
+    "ask": "ask claude or codex a question, answered from your memory",
     "status": "what the memory holds",
     "add": "wire an agent (claude, codex, hermes, pi) to funes",
     "remove": "unwire an agent",

@@ -1,0 +1,203 @@
+"""`funes ask claude|codex QUESTION… [--memory M] [--anyway]`: an answer from an agent's own
+CLI, grounded in what recall finds in the memory (reference §10).
+
+Order: the agent answers `--version`; the memory is readable (no offline fallback); recall runs
+in process with fixed parameters (k 8, candidates 30, half-life 30 d, neighbours 1); a weak
+verdict stops here unless `--anyway`; the agent runs non-interactively on the grounding prompt
+with its MCP servers off, a spinner on a terminal following its stream; its answer is printed,
+and any session it cites that recall did not return is flagged on stderr. See docs/funes-ask.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import threading
+import time
+from typing import Any, TextIO
+
+from funes.cli._pipe import run
+from funes.errors import FunesError, UsageError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="funes ask",
+        description="Ask claude or codex a question; it answers from the passages funes "
+        "recalls from your memory, and names the sessions it used.",
+        epilog="Exit status: 0 answered, 1 no answer (agent missing or failed, memory "
+        "unreadable, nothing or only weak evidence recalled), 2 bad arguments.",
+    )
+    p.add_argument("agent", metavar="AGENT", help="claude or codex")
+    p.add_argument("question", nargs="+", help="the question (words are joined by spaces)")
+    p.add_argument("--memory", metavar="M", help="the memory to recall from (default: yours)")
+    p.add_argument(
+        "--anyway",
+        action="store_true",
+        help="ask even when recall finds only weak evidence (the agent is told so)",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(lambda: _main(args))
+
+
+def _main(args: argparse.Namespace) -> int:
+    from funes.agents import ask
+
+    agent = ask.check_agent(args.agent)
+    question = " ".join(args.question).strip()
+    if not question:
+        raise UsageError("empty question — say what to ask")
+    spin = Spinner(sys.stderr)
+    try:
+        spin.show(f"checking {agent}…")
+        ask.preflight(agent)
+        spin.show("recalling…")
+        result = _recall(question, args.memory)
+        if result.verdict == "weak" and not args.anyway:
+            raise FunesError(
+                f"weak evidence — nothing in {result.memory} closely matches that question, so "
+                f"{agent} was not asked; rephrase it, look at the nearest passages with "
+                "`funes recall …`, or pass --anyway"
+            )
+        from funes.cli._format import recall_agent
+
+        prompt = ask.grounding_prompt(question, recall_agent(result))
+        spin.show(f"asking {agent}…")
+        outcome = ask.run(agent, prompt, on_activity=spin.show)
+    finally:
+        spin.stop()
+    if outcome.exit_code != 0 or not (outcome.answer or "").strip():
+        _replay(outcome)
+        if outcome.exit_code != 0:
+            raise FunesError(f"`{agent}` failed (exit {outcome.exit_code}); its output is above")
+        raise FunesError(f"`{agent}` ended without an answer; its output is above")
+    answer = (outcome.answer or "").rstrip()
+    _print_answer(answer)
+    recalled = [h.row["session_id"] for h in result.hits]
+    for sid in ask.unrecalled_citations(answer, recalled):
+        print(
+            f"funes: the answer cites session {sid}, which is not among the recalled "
+            "passages — that part is not grounded in your memory",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _recall(question: str, memory: str | None) -> Any:
+    """Recall with the reference's fixed parameters; the memory must be read as it is now
+    (an unreachable remote is an error, never a cached copy or the local memory)."""
+    from funes.agents import ask
+    from funes.retrieval import Filters, MultiSearcher, Query, open_searcher
+
+    searcher = open_searcher(memory)
+    searchers = searcher.searchers if isinstance(searcher, MultiSearcher) else [searcher]
+    for s in searchers:
+        if s.memory.note:
+            from funes.hub.spec import parse_many
+
+            remote = [m.label for m in parse_many(memory) if m.remote]
+            label = ", ".join(remote) or s.memory.label
+            raise FunesError(
+                f"{label} is unreachable right now — try again once you're back online"
+            )
+    q = Query(
+        question,
+        k=ask.RECALL_K,
+        candidates=ask.RECALL_CANDIDATES,
+        neighbors=ask.RECALL_NEIGHBORS,
+        half_life=ask.RECALL_HALF_LIFE,
+        filters=Filters(),
+    )
+    result = searcher.search(q)
+    if not result.hits:
+        raise FunesError("nothing recalled for that question — no passages to ground an answer in")
+    return result
+
+
+def _replay(outcome: Any) -> None:
+    err = sys.stderr
+    err.write("".join(outcome.stdout))
+    if outcome.stderr:
+        err.write(outcome.stderr if outcome.stderr.endswith("\n") else outcome.stderr + "\n")
+    err.flush()
+
+
+def _print_answer(answer: str) -> None:
+    out = sys.stdout
+    if out.isatty() and not os.environ.get("NO_COLOR"):
+        dim, off = "\x1b[2m", "\x1b[0m"
+        width = _width(out)
+        lines = answer.split("\n")
+        out.write(f"{dim}{'─' * width}{off}\n")
+        if len(lines) > 1:
+            out.write("\n".join(lines[:-1]) + "\n")
+        out.write(f"{dim}{lines[-1]}{off}\n")
+    else:
+        out.write(answer + "\n")
+    out.flush()
+
+
+def _width(stream: TextIO) -> int:
+    try:
+        return max(20, min(120, os.get_terminal_size(stream.fileno()).columns))
+    except (OSError, ValueError):
+        return 80
+
+
+class Spinner:
+    """A one-line spinner on a terminal's stderr, labelled by what is happening; silent when
+    stderr is not a terminal. ``show`` may be called from any thread."""
+
+    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        try:
+            self.enabled = stream.isatty()
+        except (ValueError, OSError):
+            self.enabled = False
+        self.label = ""
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._width = 0
+
+    def show(self, label: str) -> None:
+        if not self.enabled:
+            return
+        with self._lock:
+            self.label = label
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._spin, daemon=True)
+            self._thread.start()
+
+    def _spin(self) -> None:
+        for frame in itertools.cycle(self.FRAMES):
+            if self._stop.is_set():
+                return
+            with self._lock:
+                line = f"{frame} {self.label}"[: _width(self.stream) - 1]
+                self.stream.write("\r" + line.ljust(self._width))
+                self.stream.flush()
+                self._width = len(line)
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        with self._lock:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

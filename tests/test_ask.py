@@ -1,0 +1,262 @@
+"""`funes ask claude|codex …`: preflight, grounding prompt, the exact child argv, the answer
+from the right stream event, failures replayed, weak evidence refused, invented citations
+flagged. The agents are fake scripts (tests/fixtures/ask/fake_agent.py) that record their argv
+and replay a stream in each agent's real format; the memory, models and recall are real."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import BIN, REPO, jsonl, run_cmd
+
+from funes.agents.ask import (
+    INSTRUCTION,
+    answer_from,
+    citations,
+    claude_event,
+    codex_event,
+    unrecalled_citations,
+)
+
+SAMPLES = REPO / "contrib" / "samples"
+FIXTURES = REPO / "tests" / "fixtures" / "ask"
+QUESTION = "why were the zoom 14 tiles empty?"
+ABSENT = "why did we pick DuckDB over SQLite for the analytics store?"
+TILER_SESSION = "5f0c2d1e-8a7b-4c3d-9e2f-1a2b3c4d5e6f"
+
+
+@pytest.fixture(scope="module")
+def memory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled Claude Code and Codex samples, indexed (and embedded) once."""
+    mem = tmp_path_factory.mktemp("mem") / "memory"
+    r = run_cmd("funes", "index", SAMPLES, "--yes", "--memory", mem,
+                env={"FUNES_CACHE_DIR": str(tmp_path_factory.getbasetemp() / "funes-model-cache")})  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return mem
+
+
+class Agents:
+    """A bin dir holding fake `claude` and `codex`; PATH is that dir alone."""
+
+    def __init__(self, root: Path) -> None:
+        self.bin = root / "bin"
+        self.bin.mkdir(parents=True)
+        script = f"#!{sys.executable}\n" + (FIXTURES / "fake_agent.py").read_text()
+        for name in ("claude", "codex"):
+            exe = self.bin / name
+            exe.write_text(script)
+            exe.chmod(0o755)
+            self.replay(name, (FIXTURES / f"{name}-stream.jsonl").read_text())
+
+    def replay(self, name: str, stream: str, stderr: str = "", exit: int = 0) -> None:
+        (self.bin / f"{name}.stream.jsonl").write_text(stream)
+        if stderr:
+            (self.bin / f"{name}.stderr").write_text(stderr)
+        if exit:
+            (self.bin / f"{name}.exit").write_text(str(exit))
+
+    def calls(self, name: str) -> list[list[str]]:
+        log = self.bin / f"{name}.argv.jsonl"
+        return [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+
+    def ask(self, *args: str | Path) -> tuple[int, str, str]:
+        r = run_cmd("funes", "ask", *args, env={"PATH": str(self.bin)})
+        return r.returncode, r.stdout.decode(), r.stderr.decode()
+
+
+@pytest.fixture
+def agents(tmp_path: Path) -> Agents:
+    return Agents(tmp_path)
+
+
+def test_ask_claude_runs_the_exact_argv_on_a_grounded_prompt_and_prints_the_answer(
+    agents: Agents, memory: Path
+) -> None:
+    code, out, err = agents.ask("claude", *QUESTION.split(), "--memory", memory)
+    assert code == 0, err
+    assert out == (
+        "The zoom 14 tiles were empty because the vector-tile parser hit a LineTo command with "
+        "count=0 and gave up on the whole layer; the fix was to skip zero-length commands "
+        f"instead of failing.\n\nSessions: {TILER_SESSION}\n"
+    )
+    assert err == ""
+    [argv] = agents.calls("claude")
+    prompt = argv[1]
+    assert argv == [
+        "-p", prompt, "--strict-mcp-config", "--mcp-config", '{"mcpServers":{}}',
+        "--output-format", "stream-json", "--verbose",
+    ]  # fmt: skip
+    head, passages = prompt.split("\n\n== RECALLED PASSAGES ==\n")
+    assert head == f"{INSTRUCTION}\n\nQuestion: {QUESTION}"
+    # The passages are what recall returns with ask's fixed parameters, in the agent format:
+    # every hit's text and its session id (in its `→ get` line) are in the prompt.
+    hits = jsonl(run_cmd("funes", "recall", QUESTION, "--json", "-k", "8", "--candidates", "30",
+                         "--neighbors", "1", "--half-life", "30", "--memory", memory).stdout)  # fmt: skip
+    assert len(hits) == 8
+    for h in hits:
+        assert h["text"] in passages
+        assert f"→ get {h['session_id']} {h['turn_uuid']} --memory {memory}" in passages
+    assert "LineTo" in passages and passages.count("---\n") == 8
+
+
+def test_ask_codex_runs_exec_json_and_takes_the_last_agent_message(
+    agents: Agents, memory: Path
+) -> None:
+    code, out, err = agents.ask("codex", QUESTION, "--memory", memory)
+    assert code == 0, err
+    assert out.startswith("The zoom 14 tiles were empty because") and out.endswith(
+        f"Sessions: {TILER_SESSION}\n"
+    )
+    [argv] = agents.calls("codex")
+    assert argv[:-1] == ["exec", "--json", "--skip-git-repo-check", "-c", "mcp_servers={}", "--"]
+    assert argv[-1].startswith(INSTRUCTION) and f"Question: {QUESTION}\n" in argv[-1]
+    assert f"→ get {TILER_SESSION} " in argv[-1]
+
+
+def test_a_missing_agent_is_named_with_the_other_as_the_way_out(
+    agents: Agents, memory: Path
+) -> None:
+    (agents.bin / "claude").unlink()
+    code, out, err = agents.ask("claude", QUESTION, "--memory", memory)
+    assert (code, out) == (1, "")
+    assert err == "funes: `claude` isn't on PATH — install it, or try `funes ask codex …`\n"
+    (agents.bin / "codex").unlink()
+    code, _, err = agents.ask("codex", QUESTION, "--memory", memory)
+    assert err == "funes: `codex` isn't on PATH — install it, or try `funes ask claude …`\n"
+    code, _, err = agents.ask("gemini", QUESTION, "--memory", memory)
+    assert code == 2 and err == "funes: cannot ask 'gemini' — funes asks `claude` or `codex`\n"
+
+
+@pytest.mark.parametrize(
+    ("agent", "stderr", "exit"),
+    [
+        ("claude", "Invalid API key · Please run /login\n", 1),
+        ("codex", "ERROR: unexpected status 401 Unauthorized\n", 1),
+    ],
+)
+def test_a_failing_agent_has_its_output_replayed_and_exit_1(
+    agents: Agents, memory: Path, agent: str, stderr: str, exit: int
+) -> None:
+    stream = (FIXTURES / f"{agent}-failed.jsonl").read_text()
+    agents.replay(agent, stream, stderr=stderr, exit=exit)
+    code, out, err = agents.ask(agent, QUESTION, "--memory", memory)
+    assert (code, out) == (1, "")
+    assert err == stream + stderr + f"funes: `{agent}` failed (exit 1); its output is above\n"
+
+
+def test_an_agent_that_exits_0_without_an_answer_fails_too(agents: Agents, memory: Path) -> None:
+    stream = (FIXTURES / "claude-failed.jsonl").read_text()  # is_error: true, exit 0
+    agents.replay("claude", stream)
+    code, out, err = agents.ask("claude", QUESTION, "--memory", memory)
+    assert (code, out) == (1, "")
+    assert err == stream + "funes: `claude` ended without an answer; its output is above\n"
+
+
+def test_weak_evidence_spends_no_agent_call_unless_anyway(agents: Agents, memory: Path) -> None:
+    code, out, err = agents.ask("claude", ABSENT, "--memory", memory)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"funes: weak evidence — nothing in {memory} closely matches")
+    assert "claude was not asked" in err and "--anyway" in err
+    assert len(err.splitlines()) == 1
+    assert agents.calls("claude") == []
+    code, out, err = agents.ask("claude", ABSENT, "--memory", memory, "--anyway")
+    assert code == 0 and out.startswith("The zoom 14 tiles")
+    [argv] = agents.calls("claude")
+    assert (
+        "== RECALLED PASSAGES ==\nweak evidence: nothing in this memory closely matches" in argv[1]
+    )
+
+
+def test_a_session_the_answer_invents_is_flagged(agents: Agents, memory: Path) -> None:
+    invented = "7e57c0de-0000-4bad-8bad-000000000000"
+    stream = (FIXTURES / "codex-stream.jsonl").read_text()
+    stream = stream.replace(f"Sessions: {TILER_SESSION}", f"Sessions: {TILER_SESSION}, {invented}")
+    agents.replay("codex", stream)
+    code, out, err = agents.ask("codex", QUESTION, "--memory", memory)
+    assert code == 0 and out.endswith(f"Sessions: {TILER_SESSION}, {invented}\n")
+    assert err == (
+        f"funes: the answer cites session {invented}, which is not among the recalled "
+        "passages — that part is not grounded in your memory\n"
+    )
+
+
+def test_nothing_recalled_or_no_memory_is_an_error_before_any_agent_call(
+    agents: Agents, tmp_path: Path
+) -> None:
+    code, _, err = agents.ask("claude", QUESTION)  # the default memory: never indexed
+    assert code == 1 and err.startswith("funes: no index yet — run `funes add <agent>`")
+    empty = tmp_path / "empty"
+    assert run_cmd("funes-write", "--memory", empty, input=b"").returncode == 0
+    code, _, err = agents.ask("claude", QUESTION, "--memory", empty)
+    assert code == 1
+    assert err == (
+        "funes: nothing recalled for that question — no passages to ground an answer in\n"
+    )
+    assert agents.calls("claude") == []
+
+
+# ---------------------------------------------------------------------------- stream parsing
+
+
+def test_stream_events_drive_the_spinner_and_carry_the_answer() -> None:
+    claude = (FIXTURES / "claude-stream.jsonl").read_text().splitlines()
+    acts = [claude_event(json.loads(x)).activity for x in claude]
+    assert acts == [None, "thinking…", "writing the answer…", None]
+    assert answer_from("claude", claude).startswith("The zoom 14 tiles")  # type: ignore[union-attr]
+    tool = {"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "Grep"}]}}
+    assert claude_event(tool).activity == "Grep…"
+    assert (
+        answer_from("claude", (FIXTURES / "claude-failed.jsonl").read_text().splitlines()) is None
+    )
+    codex = (FIXTURES / "codex-stream.jsonl").read_text().splitlines()
+    acts = [codex_event(json.loads(x)).activity for x in codex]
+    assert acts == [None, "thinking…", "thinking…", "writing the answer…", None]
+    cmd = {"type": "item.started", "item": {"type": "command_execution", "command": "rg -n x"}}
+    assert codex_event(cmd).activity == "running rg…"
+    two = [json.dumps({"type": "item.completed", "item": {"type": "agent_message", "text": t}})
+           for t in ("first", "last")]  # fmt: skip
+    assert answer_from("codex", [*two, "not json"]) == "last"
+
+
+def test_citations_are_read_from_the_sessions_line_get_lines_and_uuids() -> None:
+    recalled = [TILER_SESSION, "tr-ocelot"]
+    answer = (
+        "The cache is keyed by commit (see → get tr-ocelot tr-ocelot-1).\n"
+        "Sessions: 5f0c2d1e (the tiler one), tr-ocelot, made-up-7"
+    )
+    assert citations(answer, recalled) == ["5f0c2d1e", "tr-ocelot", "made-up-7"]
+    assert unrecalled_citations(answer, recalled) == ["made-up-7"]
+    assert unrecalled_citations("Sessions: none.", recalled) == []
+    assert unrecalled_citations("We get errors when the cache is cold.", recalled) == []
+    assert unrecalled_citations(f"As {TILER_SESSION} shows.", recalled) == []
+    codex_rollout = "rollout-2026-11-02T16-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    assert (
+        unrecalled_citations("Sessions: 0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", [codex_rollout])
+        == []
+    )
+
+
+def test_the_agent_gets_no_stdin(agents: Agents, memory: Path) -> None:
+    """The child's stdin is closed: a fake that reads stdin to its end returns at once even
+    while `funes ask`'s own stdin stays open."""
+    script = (agents.bin / "claude").read_text()
+    (agents.bin / "claude").write_text(
+        script.replace("with open(", "sys.stdin.read()\nwith open(", 1)
+    )
+    proc = subprocess.Popen(
+        [str(BIN / "funes"), "ask", "claude", QUESTION, "--memory", str(memory)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PATH": str(agents.bin)},
+    )  # fmt: skip
+    try:
+        assert proc.wait(timeout=120) == 0
+        assert proc.stdout is not None and proc.stdout.read().startswith(b"The zoom 14 tiles")
+    finally:
+        proc.kill()
+        assert proc.stdin is not None
+        proc.stdin.close()
