@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cmd
 from test_scrub import SID, build_unredacted, leaks, served
 
-from funes.secrets import find
+from funes.secrets import RULES_VERSION, find
 from funes.store.redaction import mask_pieces, mask_rows, vouched
 
 
@@ -55,10 +55,28 @@ def test_a_stamped_memory_is_served_as_stored(
     # The stamp is what skips masking: on a copy that claims to be scanned, text comes back
     # as stored (this is why only `funes index` and `funes scrub` write the stamp).
     mem = Path(shutil.copytree(unscanned[0], tmp_path / "mem"))
-    (mem / "redaction.json").write_text(json.dumps({"format": 1, "scrub": {"scanner": "x"}}))
+    stamp = {"format": 1, "scrub": {"scanner": "x", "rules": RULES_VERSION}}
+    (mem / "redaction.json").write_text(json.dumps(stamp))
     assert vouched(mem)
     r = run_cmd("funes", "get", SID, f"{SID[:8]}-turn-0016", "--window", "2", "--memory", mem)
     assert leaks(r.stdout, unscanned[1])
+
+
+@pytest.mark.parametrize("part", ["ingest", "scrub"])
+def test_a_memory_redacted_with_older_rules_is_masked_with_the_current_ones(
+    unscanned: tuple[Path, dict[str, str]], tmp_path: Path, part: str
+) -> None:
+    # An older funes redacted (or scrubbed) this memory with rules that missed some kinds of
+    # secret: its stamp names those rules, so this install masks what its own rules find.
+    mem = Path(shutil.copytree(unscanned[0], tmp_path / "mem"))
+    for rules in ("0123456789abcdef", None):
+        stamp = {"format": 1, part: {"detectors": "builtin", "scanner": "x"}}
+        if rules:
+            stamp[part]["rules"] = rules
+        (mem / "redaction.json").write_text(json.dumps(stamp))
+        assert not vouched(mem)
+        out = served(mem)
+        assert b"[REDACTED:" in out and not leaks(out, unscanned[1])
 
 
 def test_a_secret_cut_by_a_split_is_masked_in_both_pieces() -> None:

@@ -454,3 +454,154 @@ def test_blocks_the_scanner_cannot_locate_or_clear_are_dropped(
     assert set(rows) == {"t1", "t4"}
     assert rows["t4"]["text"] == "the [REDACTED:Fake] value"
     assert rows["t1"]["text"] == "plain words"
+
+
+# ---------------------------------------------------------------------------- killed scrub
+
+
+def _children(pid: int) -> set[int]:
+    """Live descendants of ``pid`` (from /proc)."""
+    parent: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            parent[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    out, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        kids = {c for c, pp in parent.items() if pp == p}
+        out |= kids
+        todo.extend(kids)
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")  # a zombie has exited: only its exit status is left
+
+
+def _wait(cond: Any, timeout: float = 60.0) -> bool:
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.002)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("point", ["scan-dir-made", "scanner-running", "rewriting"])
+def test_kill_9_during_scrub_leaves_no_plaintext_outside_the_memory_and_next_run_sweeps_it(
+    unredacted: tuple[Path, dict[str, str], dict], tmp_path: Path, point: str
+) -> None:
+    import os
+    import signal
+    import subprocess
+
+    from funes.secrets.scanner import available_scanner
+
+    assert available_scanner() is not None, "the dev install ships a scanner ([scan] extra)"
+    src, values, _ = unredacted
+    mem = copy_memory(src, tmp_path / "mem")
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmpdir)}
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "funes"), "scrub", "--json", "--memory", str(mem)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    scans = lambda: sorted(mem.glob(".scan-*"))  # noqa: E731
+    seen: set[int] = set()
+    try:
+        assert _wait(lambda: bool(scans())), "scrub made its scan directory in the memory"
+        first = scans()[0]
+        assert first.stat().st_mode & 0o777 == 0o700
+        if point != "scan-dir-made":
+            assert _wait(lambda: bool(_children(proc.pid))), "the scanner started"
+            seen = _children(proc.pid)
+        if point == "rewriting":  # the scan is over; the redacted blocks are being rewritten
+            assert _wait(lambda: not scans()), "the scan finished and removed its files"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    # the scanner dies with its parent, and nothing was written outside the memory
+    assert _wait(lambda: not any(_running(p) for p in seen), 10)
+    assert list(tmpdir.iterdir()) == []
+    # the next run sweeps what the killed one left in the memory, then scrubs it clean
+    r = scrub(mem)
+    assert r.returncode == 0, r.stderr
+    assert scans() == []
+    assert dir_leaks(mem, values) == {}
+
+
+def test_sigterm_during_a_scan_removes_the_scan_files_before_dying(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import textwrap
+
+    mem = tmp_path / "mem"
+    mem.mkdir()
+    # a scanner that sleeps: the scan is still running when SIGTERM arrives
+    slow = tmp_path / "gitleaks"
+    slow.write_text("#!/bin/sh\nsleep 60\n")
+    slow.chmod(0o755)
+    code = textwrap.dedent(f"""
+        from pathlib import Path
+        from funes.secrets.scanner import scan_texts
+        scan_texts({{"a": "some text"}}, prefer="gitleaks", workdir=Path({str(mem)!r}))
+    """)
+    env = {**os.environ, "FUNES_GITLEAKS": str(slow)}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+    try:
+        assert _wait(lambda: bool(_children(proc.pid)) and bool(list(mem.glob(".scan-*"))))
+        kids = _children(proc.pid)
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(10) == -signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert list(mem.iterdir()) == []
+    assert _wait(lambda: not any(_running(p) for p in kids), 10)
+
+
+def test_lexical_terms_of_unredacted_rows_hold_no_secret(
+    private_home: Path, tmp_path: Path
+) -> None:
+    # `funes-chunk --no-redact | funes-write` stores the text as given, but the lexical index
+    # hashes terms of the redacted text: nobody can confirm a guessed secret from it.
+    import numpy as np
+
+    from funes.store.lexical import LexicalIndex, term_hash
+    from funes.store.tokenize import tokenize
+
+    mem = tmp_path / "mem"
+    path, values = seeded_session(private_home)
+    chunks = run_cmd("funes-chunk", "--no-redact", input=run_cmd("funes-parse", path).stdout)
+    assert run_cmd("funes-write", "--memory", mem, input=chunks.stdout).returncode == 0
+    terms = np.concatenate(
+        [np.asarray(s.terms) for s in LexicalIndex.open(mem / "lexical").segments]
+    )
+    assert len(terms) > 100
+    leaked = []
+    for value, detector in values.items():
+        for frag in bench.fragments(value):
+            toks = [t for t in tokenize(frag) if len(t) >= 12]
+            if any(np.isin(np.uint64(term_hash(t)), terms) for t in toks):
+                leaked.append(detector)
+    assert leaked == []
+    # and the words around them are searchable as usual
+    assert np.isin(np.uint64(term_hash("rotate")), terms)

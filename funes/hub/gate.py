@@ -59,7 +59,7 @@ def scan(memory: Memory, ids: Sequence[str]) -> GateResult:
     for n, k in enumerate(keys):
         for builtin in find(texts[str(n)]):
             found.setdefault(k, set()).add(builtin.detector)
-    for scanned in scan_texts(texts):
+    for scanned in scan_texts(texts, workdir=memory.path):
         found.setdefault(keys[int(scanned.key)], set()).add(scanned.detector)
     res = GateResult([], [])
     for cid in ids:

@@ -8,6 +8,6 @@ it on every block. The heavier, fail-closed scan used by the publish gate lives 
 
 from __future__ import annotations
 
-from funes.secrets.detectors import DETECTORS, Finding, find, redact
+from funes.secrets.detectors import DETECTORS, RULES_VERSION, Finding, find, redact
 
-__all__ = ["DETECTORS", "Finding", "find", "redact"]
+__all__ = ["DETECTORS", "RULES_VERSION", "Finding", "find", "redact"]

@@ -485,6 +485,19 @@ def _code(text: str, start: int, end: int, sep: str) -> bool:
 
 DETECTORS: tuple[str, ...] = tuple(dict.fromkeys(r.detector for r in RULES))
 
+
+def _fingerprint() -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for r in RULES:
+        h.update(f"{r.detector}\0{r.regex.pattern}\0{r.triggers}\0{r.group}\0".encode())
+    return h.hexdigest()[:16]
+
+
+# Which rules redacted a memory (its redaction stamp records this): changes with any rule.
+RULES_VERSION = _fingerprint()
+
 _CASED = tuple(r for r in RULES if not r.lower)
 _LOWERED = tuple(r for r in RULES if r.lower)
 # One search decides whether any case-sensitive rule can match at all. Every cased rule's

@@ -1,7 +1,12 @@
 """The external secret scanner, run in a child process, failing closed.
 
-``scan_texts({key: text})`` writes the texts to a private temporary directory, runs one
-scanner over it, and maps what it reports back to ``ScanFinding(key, detector, span)``.
+``scan_texts({key: text})`` writes the texts to a private scan directory, runs one scanner over
+it, and maps what it reports back to ``ScanFinding(key, detector, span)``. Given ``workdir`` (a
+memory), that directory is ``<workdir>/.scan-<pid>-<random>`` (mode 0700): the plaintext never
+leaves the memory it came from. It is removed on every exit path Python sees (a return, an
+error, Ctrl-C, SIGTERM, SIGHUP); after a ``kill -9`` the next scan, scrub or writer of that
+memory sweeps it (:func:`sweep`). The scanner child is killed with its parent (Linux
+``PR_SET_PDEATHSIG``), so it cannot outlive a killed funes either.
 Scanners, in the order they are looked for (``FUNES_SCANNER`` picks one by name):
 
 1. ``trufflehog`` — the TruffleHog v3 CLI named by ``$FUNES_TRUFFLEHOG``, or found on ``PATH``
@@ -20,16 +25,19 @@ line, and any word of it that occurs in a scanned text is masked).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -182,18 +190,20 @@ def scan_texts(
     *,
     timeout: float | None = None,
     prefer: str | None = None,
+    workdir: Path | None = None,
 ) -> list[ScanFinding]:
     """Scan every text once; findings sorted by the order of ``texts``, then span.
 
-    Raises ScannerError when no scanner can run or the scan cannot be trusted.
+    ``workdir`` (the memory the texts come from) holds the scan files; without it they go to
+    the system's temporary directory. Raises ScannerError when no scanner can run or the scan
+    cannot be trusted.
     """
     if not texts:
         return []
     scanner = find_scanner(prefer)
     timeout = _timeout(timeout)
     keys = list(texts)
-    with tempfile.TemporaryDirectory(prefix="funes-scan-") as tmp:
-        root = Path(tmp)
+    with scan_dir(workdir) as root:
         blobs = root / "blobs"
         blobs.mkdir(mode=0o700)
         names = {}
@@ -224,6 +234,95 @@ def scan_texts(
     return sorted(
         found, key=lambda f: (order[f.key], f.span is not None, f.span or (0, 0), f.detector)
     )
+
+
+# --- the scan directory -------------------------------------------------------------------
+
+SCAN_DIR_PREFIX = ".scan-"
+
+
+def sweep(workdir: Path) -> int:
+    """Remove the scan directories a killed funes left in ``workdir``; returns how many.
+
+    A directory is left alone while the process that made it (the pid in its name) is alive,
+    so a concurrent `funes push` scan is not pulled from under its scanner.
+    """
+    removed = 0
+    try:
+        entries = list(workdir.glob(SCAN_DIR_PREFIX + "*"))
+    except OSError:
+        return 0
+    for d in entries:
+        pid = _owner(d.name)
+        if pid is not None and (pid == os.getpid() or _alive(pid)):
+            continue
+        shutil.rmtree(d, ignore_errors=True)
+        removed += not d.exists()
+    return removed
+
+
+def _owner(name: str) -> int | None:
+    head = name[len(SCAN_DIR_PREFIX) :].split("-", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def scan_dir(workdir: Path | None) -> Iterator[Path]:
+    """A private (0700) directory for one scan, removed however the scan ends."""
+    with _exit_on_signals():  # outermost: the directory is gone before a signal is re-raised
+        if workdir is None:
+            with tempfile.TemporaryDirectory(prefix="funes-scan-") as tmp:
+                yield Path(tmp)
+            return
+        sweep(workdir)
+        root = workdir / f"{SCAN_DIR_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+        root.mkdir(mode=0o700)
+        try:
+            os.chmod(root, 0o700)  # whatever the umask
+            yield root
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived during a scan: unwinds like Ctrl-C, cleaning up on the way."""
+
+
+@contextlib.contextmanager
+def _exit_on_signals() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into an exception while scan files exist, so ``finally``
+    clauses run; the signal is re-raised with its default action afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+
+    def handler(signum: int, _frame: object) -> None:
+        got.append(signum)
+        raise _Terminated
+
+    sigs = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
+    old = {s: signal.signal(s, handler) for s in sigs}
+    try:
+        yield
+    except _Terminated:
+        pass
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    if got:  # the cleanup above has run: now die as the signal asked
+        os.kill(os.getpid(), got[0])
+        raise SystemExit(128 + got[0])
 
 
 def _timeout(timeout: float | None) -> float:
@@ -280,6 +379,7 @@ def _run(
             stderr=subprocess.PIPE,
             env=env,
             start_new_session=True,
+            preexec_fn=_die_with_parent(),
         )
     except OSError as e:
         raise ScannerError(f"cannot run {scanner}: {e.strerror or e}") from None
@@ -304,6 +404,30 @@ def _run(
             f"{scanner.kind} crashed (killed by {name}){_stderr_note(stderr, texts)}"
         )
     return _Result(proc.returncode, stdout, stderr)
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the kernel SIGKILL the scanner when funes dies (Linux), so a
+    ``kill -9`` of funes does not leave a scanner reading the scan files. Elsewhere, None: the
+    scanner's own process group is killed on every exit Python sees."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+    pr_set_pdeathsig = 1
+
+    def arm() -> None:
+        prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the line above took effect
+            os._exit(1)
+
+    return arm
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

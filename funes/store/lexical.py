@@ -23,6 +23,11 @@ Every file is written under a temporary name and renamed; the manifest is replac
 crash leaves either the old index or the new one. Segments are never modified after they are
 written. Terms are stored as 64-bit BLAKE2b hashes (no vocabulary to load: a query looks its
 terms up with a binary search in memory-mapped arrays).
+
+Terms come from redacted text only: every document is passed through the built-in secret
+redaction before it is tokenized, whatever its source (a `funes-write` of unredacted chunks, a
+copied memory, a catch-up from the table). An unsalted hash of a token would otherwise let
+anyone holding the index confirm a guessed secret. Redacting redacted text changes nothing.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from funes.secrets import redact
 from funes.store.tokenize import query_tokens, tokenize
 
 K1 = 1.5
@@ -316,7 +322,7 @@ class LexicalIndex:
     def add_pending(self, ids: Sequence[str], texts: Iterable[str]) -> None:
         """Index documents in memory only (a reader catching up with the table)."""
         if len(ids):
-            self.pending.append(Segment.build(ids, [tokenize(t) for t in texts]))
+            self.pending.append(Segment.build(ids, [tokenize(redact(t)) for t in texts]))
 
     def append(self, ids: Sequence[str], texts: Iterable[str]) -> None:
         """Add documents as a new segment (merged per the tiered policy); not yet committed."""

@@ -265,6 +265,9 @@ class Memory:
     def writer(self, interactive: bool | None = None) -> Iterator[MemoryWriter]:
         """Take the writer lock and yield a :class:`MemoryWriter` (released on exit)."""
         with _locked(self.path, interactive):
+            from funes.secrets.scanner import sweep
+
+            sweep(self.path)  # plaintext scan files a killed scrub or push left behind
             self._table.checkout_latest()
             self.lexical = LexicalIndex.open(self.path / "lexical")
             w = MemoryWriter(self)

@@ -2,7 +2,10 @@
 
 A memory carries a small stamp, ``<memory>/redaction.json``, when this install can vouch for
 its text: ``funes index`` built it (every block went through the built-in redaction), or
-``funes scrub`` scanned it. Any other write of new rows (``funes-write`` of chunks made with
+``funes scrub`` scanned it. Each part of the stamp records the fingerprint of the detector
+rules that did the work (``rules``); a stamp made with other rules (an older funes) vouches for
+nothing, so an upgrade that learns new kinds of secret masks them at serve time until the
+next ``funes scrub``. Any other write of new rows (``funes-write`` of chunks made with
 ``funes-chunk --no-redact``, a copy of someone else's table) removes the stamp, because the
 new rows were not seen by us. Recall and get mask the built-in detectors' findings in the
 text they serve from a memory without a stamp (design decision 9).
@@ -21,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from funes.chunking import stitch
-from funes.secrets import find
+from funes.secrets import RULES_VERSION, find
 
 if TYPE_CHECKING:
     from funes.store.memory import Memory
@@ -44,8 +47,14 @@ def read_stamp(memory: Path) -> dict[str, Any] | None:
 
 
 def vouched(memory: Path) -> bool:
-    """Whether every stored row was redacted at ingest or scanned by this install."""
-    return read_stamp(memory) is not None
+    """Whether every stored row was redacted at ingest or scanned with this install's rules."""
+    stamp = read_stamp(memory)
+    if stamp is None:
+        return False
+    return any(
+        isinstance(part := stamp.get(name), dict) and part.get("rules") == RULES_VERSION
+        for name in ("ingest", "scrub")
+    )
 
 
 def write_stamp(memory: Path, **parts: dict[str, Any]) -> None:
@@ -56,7 +65,7 @@ def write_stamp(memory: Path, **parts: dict[str, Any]) -> None:
     data = read_stamp(memory) or {"format": FORMAT}
     now = datetime.now(UTC).isoformat(timespec="seconds")
     for name, info in parts.items():
-        data[name] = {**info, "at": now, "funes": funes.__version__}
+        data[name] = {**info, "at": now, "funes": funes.__version__, "rules": RULES_VERSION}
     tmp = memory / f"{STAMP}.{os.getpid()}.tmp"
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     os.replace(tmp, memory / STAMP)

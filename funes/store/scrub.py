@@ -20,6 +20,7 @@ import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from funes.chunking import chunk_id, reassemble, split
@@ -187,7 +188,7 @@ def _plan(mem: Memory, scanner: str, report: ScrubReport) -> list[_Block]:
     # 2. The scanner, over what the built-ins left; then once more over what it redacted.
     if scanner != BUILTIN_ONLY:
         rescan: dict[int, str] = {}
-        for i, spans in _scan(stage, scanner).items():
+        for i, spans in _scan(stage, scanner, mem.path).items():
             if any(sp is None for _, sp in spans):
                 blocks[i].drop = True
                 blocks[i].found.update(d for d, _ in spans)
@@ -195,7 +196,7 @@ def _plan(mem: Memory, scanner: str, report: ScrubReport) -> list[_Block]:
             blocks[i].found.update(d for d, _ in spans)
             stage[i] = _excise(stage[i], [(sp, d) for d, sp in spans if sp is not None])
             rescan[i] = stage[i]
-        for i in _scan(rescan, scanner):
+        for i in _scan(rescan, scanner, mem.path):
             blocks[i].drop = True
     for i, b in enumerate(blocks):
         if b.drop:
@@ -223,8 +224,9 @@ def _plan(mem: Memory, scanner: str, report: ScrubReport) -> list[_Block]:
     return blocks
 
 
-def _scan(texts: dict[int, str], scanner: str) -> dict[int, list[tuple[str, Any]]]:
-    """Scanner findings per block index: [(detector, span or None)]."""
+def _scan(texts: dict[int, str], scanner: str, workdir: Path) -> dict[int, list[tuple[str, Any]]]:
+    """Scanner findings per block index: [(detector, span or None)]. The scan files live in
+    the memory directory (``workdir``), never in a shared temporary directory."""
     from funes.secrets.scanner import scan_texts
 
     out: dict[int, list[tuple[str, Any]]] = {}
@@ -232,7 +234,7 @@ def _scan(texts: dict[int, str], scanner: str) -> dict[int, list[tuple[str, Any]
     size = 0
 
     def run() -> None:
-        for f in scan_texts(batch, prefer=scanner):
+        for f in scan_texts(batch, prefer=scanner, workdir=workdir):
             out.setdefault(int(f.key), []).append((f.detector, f.span))
         batch.clear()
 
