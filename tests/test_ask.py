@@ -260,3 +260,58 @@ def test_the_agent_gets_no_stdin(agents: Agents, memory: Path) -> None:
         proc.kill()
         assert proc.stdin is not None
         proc.stdin.close()
+
+
+def test_passages_that_would_overflow_an_argument_drop_far_neighbours_first() -> None:
+    from funes.agents.ask import PROMPT_BYTES
+    from funes.cli.ask import _passages
+    from funes.retrieval import Hit, Query, Result
+
+    def neighbour(seq: int) -> dict:
+        return {"seq": seq, "role": "tool", "block_type": "tool_result", "text": f"{seq} " * 60}
+
+    hits = []
+    for i in range(8):
+        row = {"id": f"c{i}", "ts": "2026-11-01T10:00:00.000Z", "harness": "claude_code",
+               "workdir": "-w", "session_id": f"s{i}", "turn_uuid": f"t{i}", "seq": 500,
+               "block_type": "text", "text": f"passage {i} " + "x" * 1100}  # fmt: skip
+        near = [neighbour(s) for s in range(400, 601) if s != 500]
+        hits.append(Hit(i + 1, 0.5, row, {}, neighbors=near))
+    text = _passages(Result(Query("q"), hits, "strong", "m"))
+    assert len(text.encode()) <= PROMPT_BYTES
+    for i in range(8):
+        assert f"passage {i} " + "x" * 1100 in text  # every passage whole
+    assert "[tool tool_result seq499] 499" in text and "[tool tool_result seq501] 501" in text
+    assert "seq400]" not in text  # the farthest went first
+
+
+def test_an_unreachable_hub_memory_is_an_error_not_a_cached_copy(
+    agents: Agents, tmp_path: Path
+) -> None:
+    from hubserver.helpers import Machine, turn
+    from hubserver.server import HubServer
+
+    hub = HubServer().start()
+    hub.add_user("ana", "hf_ana_write")
+    try:
+        pub = Machine(tmp_path / "pub", hub)
+        pub.index([turn("s1", 0, "The bandicoot importer drops rows whose timestamp has no zone.")])
+        assert pub.funes("push", "ana/kb", "--create", "--yes").returncode == 0
+        reader = Machine(tmp_path / "reader", hub)
+        path = {"PATH": str(agents.bin)}
+        r = reader.funes("ask", "claude", "why does the bandicoot importer drop rows?",
+                         "--memory", "ana/kb", "--anyway", env=path)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        [argv] = agents.calls("claude")
+        assert "drops rows whose timestamp has no zone" in argv[1]
+        assert "--memory hf://datasets/ana/kb" in argv[1]
+    finally:
+        hub.stop()
+    # Recall would now read the cached copy (with a note); ask refuses.
+    r = reader.funes("ask", "claude", "why does the bandicoot importer drop rows?",
+                     "--memory", "ana/kb", "--anyway", env={**path, "FUNES_HUB_TTL": "0"})  # fmt: skip
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == (
+        "funes: hf://datasets/ana/kb is unreachable right now — try again once you're back online\n"
+    )
+    assert len(agents.calls("claude")) == 1

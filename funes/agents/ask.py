@@ -85,6 +85,11 @@ def preflight(agent: str) -> str:
     return (r.stdout.strip().splitlines() or [""])[0]
 
 
+# One command-line argument may hold at most 128 KiB on Linux (MAX_ARG_STRLEN); the passages
+# are cut to fit well below it (see funes.cli.ask).
+PROMPT_BYTES = 100_000
+
+
 def grounding_prompt(question: str, passages: str) -> str:
     return f"{INSTRUCTION}\n\nQuestion: {question}\n\n== RECALLED PASSAGES ==\n{passages}"
 
@@ -201,15 +206,18 @@ class Outcome:
 
 def run(agent: str, prompt: str, on_activity: Callable[[str], None] | None = None) -> Outcome:
     """Run the agent on ``prompt`` (stdin closed, output captured) until it exits."""
-    proc = subprocess.Popen(
-        child_argv(agent, prompt),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-    )
+    try:
+        proc = subprocess.Popen(
+            child_argv(agent, prompt),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+        )
+    except OSError as e:
+        raise FunesError(f"cannot run `{agent}`: {e.strerror or e}") from None
     err: list[str] = []
     drain = threading.Thread(target=lambda: err.append(proc.stderr.read() if proc.stderr else ""))
     drain.daemon = True

@@ -65,9 +65,7 @@ def _main(args: argparse.Namespace) -> int:
                 f"{agent} was not asked; rephrase it, look at the nearest passages with "
                 "`funes recall …`, or pass --anyway"
             )
-        from funes.cli._format import recall_agent
-
-        prompt = ask.grounding_prompt(question, recall_agent(result))
+        prompt = ask.grounding_prompt(question, _passages(result))
         spin.show(f"asking {agent}…")
         outcome = ask.run(agent, prompt, on_activity=spin.show)
     finally:
@@ -120,6 +118,24 @@ def _recall(question: str, memory: str | None) -> Any:
     return result
 
 
+def _passages(result: Any) -> str:
+    """The recalled passages in recall's agent format, within the prompt's size limit: each
+    chunk is at most 1,200 characters, but a turn next to a hit may have many blocks, so
+    neighbour lines are dropped (farthest first) until the passages fit."""
+    from funes.agents.ask import PROMPT_BYTES
+    from funes.cli._format import recall_agent
+
+    text = recall_agent(result)
+    keep = max((len(h.neighbors) for h in result.hits), default=0)
+    while len(text.encode()) > PROMPT_BYTES and keep > 0:
+        keep //= 2
+        for h in result.hits:
+            h.neighbors = sorted(h.neighbors, key=lambda n: abs(n["seq"] - h.row["seq"]))[:keep]
+            h.neighbors.sort(key=lambda n: n["seq"])
+        text = recall_agent(result)
+    return text
+
+
 def _replay(outcome: Any) -> None:
     err = sys.stderr
     err.write("".join(outcome.stdout))
@@ -133,11 +149,12 @@ def _print_answer(answer: str) -> None:
     if out.isatty() and not os.environ.get("NO_COLOR"):
         dim, off = "\x1b[2m", "\x1b[0m"
         width = _width(out)
-        lines = answer.split("\n")
+        body, _, last = answer.rpartition("\n")
         out.write(f"{dim}{'─' * width}{off}\n")
-        if len(lines) > 1:
-            out.write("\n".join(lines[:-1]) + "\n")
-        out.write(f"{dim}{lines[-1]}{off}\n")
+        if body:  # the last line names the sessions used: dimmed under the prose
+            out.write(f"{body}\n{dim}{last}{off}\n")
+        else:
+            out.write(f"{last}\n")
     else:
         out.write(answer + "\n")
     out.flush()
