@@ -22,7 +22,8 @@ everything and rewrites the tables below from its results file:
     .venv/bin/python -m bench            # every suite, ~15 min on 2 cores
     .venv/bin/python -m bench --quick    # smaller sizes, fewer repeats, ~3 min
     .venv/bin/python -m bench recall     # one suite (parse, embed, index, recall, storage,
-                                         # secrets, quality, hub); merged into today's file
+                                         # secrets, quality, hub, ask, hub-traces); merged
+                                         # into today's file
 
 Raw numbers: `bench/results/<date>.json` (all suites of a run, the machine, load averages).
 The machine is shared with other engineers' test runs, so timings are medians and the load
@@ -98,6 +99,8 @@ def render(doc: dict[str, Any], src: Path, quick: dict[str, Any] | None) -> str:
         ("secrets", secrets_section),
         ("quality", quality_section),
         ("hub", hub_section),
+        ("ask", ask_section),
+        ("hub-traces", hub_traces_section),
     ]
     for name, fn in sections:
         if name in s:
@@ -194,6 +197,14 @@ def aims(s: dict[str, Any]) -> list[str]:
             f"| `funes recall` cold, as a CLI call, 20k chunks | ≤ 2.5 s "
             f"| **{cold['p50_ms'] / 1000:.2f} s** median (p90 {cold['p90_ms'] / 1000:.2f} s"
             f"{extra}) | {ok(cold['p50_ms'], 2500)} | recall |"
+        )
+    ask = g(s, "ask", "overhead")
+    if ask:
+        rows.append(
+            f"| `funes ask` overhead beyond the agent's own time, cold, 20k chunks | ≤ 1.5 s "
+            f"| **{ask['p50_ms'] / 1000:.2f} s** median (p90 {ask['p90_ms'] / 1000:.2f} s; "
+            f"`funes recall` cold {s['ask']['recall_cold']['p50_ms'] / 1000:.2f} s) "
+            f"| {ok(ask['p50_ms'], 1500)} | ask |"
         )
     if real or syn:
         main_v = (real or syn)["bytes_per_chunk"]
@@ -402,4 +413,48 @@ def hub_section(r: dict[str, Any]) -> list[str]:
     for k, v in r.items():
         if k != "_run":
             rows.append(f"| {k} | `{json.dumps(v)[:200]}` |")
+    return rows
+
+
+def ask_section(r: dict[str, Any]) -> list[str]:
+    rows = [
+        f"`funes ask claude QUESTION --anyway` on the {r['chunks']:,}-chunk synth memory with a "
+        f"fake `claude` that answers at once; {r['questions']} eval-dev questions, a new process "
+        "each (cold), median and p90.",
+        "",
+        "| what | p50 | p90 |",
+        "|---|---|---|",
+    ]
+    for key, label in (
+        ("ask_cold", "`funes ask`, wall"),
+        ("agent_own", "the fake agent's own calls (`--version` + answer)"),
+        ("overhead", "**overhead** (ask − agent)"),
+        ("recall_cold", "`funes recall` cold, same parameters"),
+    ):
+        rows.append(f"| {label} | {ms(r[key]['p50_ms'])} | {ms(r[key]['p90_ms'])} |")
+    rows += ["", f"Overhead / recall cold: {r['overhead_vs_recall']}×."]
+    return rows
+
+
+def hub_traces_section(r: dict[str, Any]) -> list[str]:
+    d, i, u = r["dataset"], r["ingest"], r["unchanged"]
+    rows = [
+        f"`funes index bench/traces` from the loopback Hub: {d['rows']:,} sessions "
+        f"({r['turns_per_session']} exchanges each) in {d['shards']} parquet shards "
+        f"({d['bytes'] / 1e6:.1f} MB) on `refs/convert/parquet`; empty HF cache, new memory.",
+        "",
+        "| run | wall | rows/s | chunks | chunks/s | downloaded | HTTP requests |",
+        "|---|---|---|---|---|---|---|",
+        f"| first, `--no-embed` (download, parse, chunk, redact, write, lexical index) "
+        f"| {i['wall_s']} s | **{i['rows_per_s']}** | {i['chunks']:,} | {i['chunks_per_s']} "
+        f"| {i['downloaded_mb']} MB | {i['requests']} |",
+        f"| again, unchanged (every shard skipped) | {u['wall_s']} s | — | 0 | — "
+        f"| {u['downloaded_bytes']} B | {u['requests']} |",
+    ]
+    e = r.get("with_embedding")
+    if e:
+        rows.append(
+            f"| {e['rows']} sessions, embedding included | {e['wall_s']} s | **{e['rows_per_s']}** "
+            f"| {e['chunks']:,} | {e['chunks_per_s']} | — | — |"
+        )
     return rows
