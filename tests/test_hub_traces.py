@@ -203,3 +203,16 @@ def test_index_targets_local_paths_win_over_hub_names(
     assert target("ana/traces") is None
     with pytest.raises(FunesError, match="hf://datasets/OWNER/NAME"):
         target("hf://models/ana/traces")
+
+
+def test_an_unreachable_hub_is_one_line_and_nothing_is_recorded(
+    hub: HubServer, tmp_path: Path
+) -> None:
+    publish_traces(hub)
+    m = Machine(tmp_path / "m", hub)
+    hub.stop()
+    r = m.funes("index", "ana/traces")
+    assert r.returncode == 1 and r.stdout == ""
+    [line] = r.stderr.splitlines()
+    assert line.startswith("funes: the Hub is unreachable (") and "hf_" not in line
+    assert not (tmp_path / "m/funes/memory/state.json").exists()

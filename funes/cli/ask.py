@@ -31,7 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
         "unreadable, nothing or only weak evidence recalled), 2 bad arguments.",
     )
     p.add_argument("agent", metavar="AGENT", help="claude or codex")
-    p.add_argument("question", nargs="+", help="the question (words are joined by spaces)")
+    p.add_argument(
+        "question", nargs="+", metavar="QUESTION", help="the question (words are joined by spaces)"
+    )
     p.add_argument("--memory", metavar="M", help="the memory to recall from (default: yours)")
     p.add_argument(
         "--anyway",
