@@ -315,3 +315,33 @@ def test_an_unreachable_hub_memory_is_an_error_not_a_cached_copy(
         "funes: hf://datasets/ana/kb is unreachable right now — try again once you're back online\n"
     )
     assert len(agents.calls("claude")) == 1
+
+
+def test_on_a_terminal_a_spinner_follows_the_agents_stream(agents: Agents, memory: Path) -> None:
+    import pty
+
+    (agents.bin / "claude.delay").write_text("0.4")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [str(BIN / "funes"), "ask", "claude", QUESTION, "--memory", str(memory)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave,
+        env={**os.environ, "PATH": str(agents.bin)},
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed its end
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert proc.wait(timeout=120) == 0
+    assert proc.stdout is not None and proc.stdout.read().startswith(b"The zoom 14 tiles")
+    shown = seen.decode()
+    for label in ("recalling…", "asking claude…", "thinking…", "writing the answer…"):
+        assert label in shown
+    assert shown.index("thinking…") < shown.index("writing the answer…")
+    assert shown.endswith("\r")  # the line is cleared before the answer is printed

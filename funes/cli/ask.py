@@ -164,9 +164,10 @@ def _print_answer(answer: str) -> None:
 
 def _width(stream: TextIO) -> int:
     try:
-        return max(20, min(120, os.get_terminal_size(stream.fileno()).columns))
+        cols = os.get_terminal_size(stream.fileno()).columns
     except (OSError, ValueError):
-        return 80
+        cols = 0
+    return max(20, min(120, cols or 80))  # a terminal that reports no size: 80
 
 
 class Spinner:
