@@ -16,6 +16,17 @@ from funes.records import Block, Chunk, Turn
 MAX_CHARS = 1200
 OVERLAP = 150
 _HALF = MAX_CHARS // 2
+# Of a block split into more pieces than this (≈ 130,000 characters: a huge tool output, a
+# pasted log), only the head is embedded. Every piece is stored and searchable by words, and
+# `get` shows the whole block; the pieces past the head never wait for a vector. This bounds
+# what one block costs the embedder (a 50 MB block would otherwise be ~45,000 model calls).
+EMBEDDED_SPLITS = 128
+
+
+def embedded(split_idx: int) -> bool:
+    """Whether a piece of a block is in the embedded head (see :data:`EMBEDDED_SPLITS`)."""
+    return split_idx < EMBEDDED_SPLITS
+
 
 TIERS = ("text", "tool_use", "tool_result")
 
@@ -101,6 +112,14 @@ def split(rendered: str) -> list[str]:
     return pieces
 
 
+def oversized(block: Block) -> bool:
+    """Whether ``block`` splits into more pieces than the embedded head holds."""
+    if len(block.text) <= EMBEDDED_SPLITS * (_HALF - OVERLAP):  # pieces advance ≥ 450 chars
+        return False
+    text = elide_data_uris(block.text)
+    return len(split(render(Block(block.type, text, block.tool_name)))) > EMBEDDED_SPLITS
+
+
 def chunk_id(session_id: str, turn_uuid: str, block_idx: int, split_idx: int) -> str:
     key = f"{session_id}:{turn_uuid}:{block_idx}:{split_idx}"
     return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
@@ -124,6 +143,7 @@ def chunk_turn(
         if redact is not None:
             text = redact(text)
         rendered = render(Block(block.type, text, block.tool_name, block.tool_use_id))
+        del text  # a block can be tens of megabytes: keep one copy, not three
         extra = {**turn.extra, **block.extra} if block.extra else turn.extra
         for split_idx, piece in enumerate(split(rendered)):
             yield Chunk(

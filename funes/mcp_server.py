@@ -156,7 +156,7 @@ def get(
     except FunesError:
         # Not stored: the reference answers with this line rather than an error.
         return f"turn {turn_uuid} not found in session {session_id}\n"
-    return get_agent(turns)
+    return get_agent(turns, mem.note, mem.label, mem.trusted)
 
 
 def status(memories: Memories, memory: str | None = None) -> str:

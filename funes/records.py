@@ -12,6 +12,7 @@ See docs/records.md for every field.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,94 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=F
 
 class RecordError(ValueError):
     """A line that is not a usable record: the message says which field is wrong."""
+
+
+# ---------------------------------------------------------------------------- hostile JSON
+
+# Deeper than this, a value is refused: every later stage (json.dumps, Arrow, the chunker) may
+# recurse over it, and real transcripts nest a few dozen levels at most.
+MAX_DEPTH = 200
+
+
+class TooDeep(RecordError):
+    """A JSON value nested deeper than :data:`MAX_DEPTH` levels."""
+
+    def __init__(self) -> None:
+        super().__init__(f"JSON nested deeper than {MAX_DEPTH} levels")
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_LINE_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def load_json(text: str) -> tuple[Any, int]:
+    """``json.loads`` for untrusted lines: (value, strings repaired).
+
+    A lone UTF-16 surrogate escape (``"\\ud83d"``: an emoji cut in half, seen in real Claude
+    Code sessions) decodes to a string that cannot be written as UTF-8; each becomes U+FFFD and
+    the strings so repaired are counted. Raises :class:`TooDeep` for a value nested deeper than
+    :data:`MAX_DEPTH` (never ``RecursionError``) and ``json.JSONDecodeError`` for invalid JSON.
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise TooDeep() from None
+    return check_value(value, text)
+
+
+def check_value(value: Any, text: str) -> tuple[Any, int]:
+    """The depth check and surrogate repair of :func:`load_json` for a value parsed from
+    ``text`` by other means (``raw_decode``)."""
+    # Cheap pre-checks on the raw text keep the walks off the hot path: a value cannot nest
+    # deeper than its brackets, nor hold a surrogate without a `\uD8..`-`\uDF..` escape.
+    if text.count("[") + text.count("{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+        raise TooDeep()
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        return _repair(value)
+    return value, 0
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = list(v.values())
+        if isinstance(v, list):
+            if d > limit:
+                return True
+            stack.extend((x, d + 1) for x in v if isinstance(x, (dict, list)))
+    return False
+
+
+def fix_surrogates(s: str) -> str:
+    """``s`` with every lone surrogate (or surrogate-escaped byte) replaced by U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", s)
+
+
+def _repair(value: Any) -> tuple[Any, int]:
+    if isinstance(value, str):
+        fixed = fix_surrogates(value)
+        return fixed, int(fixed != value)
+    if isinstance(value, list):
+        n = 0
+        out = []
+        for x in value:
+            y, k = _repair(x)
+            out.append(y)
+            n += k
+        return out, n
+    if isinstance(value, dict):
+        n = 0
+        d = {}
+        for key, x in value.items():
+            k2, a = _repair(key)
+            y, b = _repair(x)
+            d[k2] = y
+            n += a + b
+        return d, n
+    return value, 0
 
 
 @dataclass(slots=True)
@@ -217,8 +306,15 @@ _KINDS: dict[str, Any] = {"turn": Turn, "chunk": Chunk}
 
 
 def dumps(record: Record | dict[str, Any]) -> str:
-    """The canonical JSON line (without newline) for a record or a plain dict."""
-    return _dumps(record if isinstance(record, dict) else record.to_dict())
+    """The canonical JSON line (without newline) for a record or a plain dict.
+
+    Non-ASCII is written literally, except the three characters that line-oriented readers
+    (Python's ``str.splitlines``, JavaScript before ES2019) take for line breaks: U+0085, U+2028
+    and U+2029 are escaped, so no text inside a record can split its line in two."""
+    line = _dumps(record if isinstance(record, dict) else record.to_dict())
+    if not _LINE_BREAKS.search(line):
+        return line
+    return _LINE_BREAKS.sub(lambda m: f"\\u{ord(m[0]):04x}", line)
 
 
 def loads(line: str | bytes) -> Record | dict[str, Any]:
@@ -228,7 +324,8 @@ def loads(line: str | bytes) -> Record | dict[str, Any]:
     or a known kind missing a required field.
     """
     try:
-        d = json.loads(line)
+        text = line.decode("utf-8") if isinstance(line, bytes) else line
+        d, _ = load_json(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise RecordError(f"invalid JSON ({_short(e)})") from None
     return from_dict(d)

@@ -49,6 +49,7 @@ DEFAULT_HALF_LIFE = 90.0  # days
 # whose answer is absent stayed ≤ 0.40, of answerable ones ≥ 0.46.
 STRONG_COSINE = 0.43
 STRONG_COVERAGE = 0.6
+MAX_QUERY_CHARS = 4096  # a question, or an error message pasted whole; not a document
 NEIGHBOR_CHARS = 160  # of the neighbour's text, whitespace runs folded so it stays one line
 
 HIT_FIELDS = (
@@ -184,6 +185,13 @@ class Query:
     filters: Filters = field(default_factory=Filters)
     id: Any = None
 
+    def __post_init__(self) -> None:
+        if len(self.text) > MAX_QUERY_CHARS:
+            raise UsageError(
+                f"the query is {len(self.text):,} characters; funes reads at most "
+                f"{MAX_QUERY_CHARS:,} — ask with the distinctive words (names, errors, options)"
+            )
+
 
 @dataclass
 class Hit:
@@ -260,6 +268,11 @@ class Searcher:
         self.recency = recency
 
     def search(self, q: Query, now: datetime | None = None) -> Result:
+        """The hits for ``q``. A scrub or optimize that removes files under a warm reader
+        makes it reopen the memory and search once more."""
+        return self.memory.retrying(lambda: self._search(q, now))
+
+    def _search(self, q: Query, now: datetime | None = None) -> Result:
         import numpy as np
 
         now = now or datetime.now(UTC)
@@ -352,6 +365,7 @@ class Searcher:
 
     def _coverage(self, query: str, rows: list[dict[str, Any]]) -> dict[str, float]:
         """Share of the query's idf mass whose terms occur in each row's text."""
+        from funes.store.lexical import MAX_DOC_CHARS
         from funes.store.tokenize import query_tokens, tokenize
 
         terms = query_tokens(query)
@@ -361,7 +375,7 @@ class Searcher:
         total = sum(idf.values()) or 1.0
         out = {}
         for r in rows:
-            have = set(tokenize(r["text"]))
+            have = set(tokenize(r["text"][:MAX_DOC_CHARS]))
             out[r["id"]] = sum(v for t, v in idf.items() if t in have) / total
         return out
 
@@ -382,7 +396,7 @@ class Searcher:
                         "seq": r["seq"],
                         "role": r["role"],
                         "block_type": r["block_type"],
-                        "text": " ".join(r["text"].split())[:NEIGHBOR_CHARS],
+                        "text": " ".join(r["text"][: 8 * NEIGHBOR_CHARS].split())[:NEIGHBOR_CHARS],
                     }
                     for r in rows
                     if abs(r["seq"] - h.row["seq"]) <= window

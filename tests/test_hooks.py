@@ -257,3 +257,41 @@ def test_no_temp_files_are_left_behind(private_home: Path, tmp_path: Path) -> No
     wait_for("pi - t: ok")
     time.sleep(0.3)
     assert list(tmp.iterdir()) == []
+
+
+def test_a_burst_of_hooks_costs_one_indexing_process_at_a_time(private_home: Path) -> None:
+    """Twenty hooks at once, for two sessions: each returns at once, the indexing runs never
+    overlap, there are at most a few of them, and both transcripts are indexed."""
+    fake = private_home / "fake-funes"
+    fake.write_text(
+        "#!/bin/sh\n"
+        '[ -e "$HOME/running" ] && echo OVERLAP >> "$HOME/ran"\n'
+        ': > "$HOME/running"\n'
+        'echo "run: $*" >> "$HOME/ran"\n'
+        "sleep 1\n"
+        'rm -f "$HOME/running"\n'
+        "echo indexed sessions=1\n"
+    )
+    fake.chmod(0o755)
+    a = claude_transcript(private_home, "aaaa1111")
+    b = claude_transcript(private_home, "bbbb2222")
+    took = []
+    for i in range(20):
+        t = a if i % 2 else b
+        proc, secs = run_hook(stop_payload(t, t.stem), "claude", "--funes", str(fake))
+        assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+        took.append(secs)
+    assert statistics.median(took) < 1.0
+    queue = next(log_file().parent.glob(".queue.*"))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (
+        any(queue.iterdir()) or (private_home / "running").exists()
+    ):
+        time.sleep(0.3)
+    time.sleep(1.5)  # a worker between its last look and its exit
+    runs = (private_home / "ran").read_text().splitlines()
+    assert "OVERLAP" not in runs
+    assert 1 <= len(runs) <= 3, runs
+    indexed = " ".join(runs)
+    assert str(a) in indexed and str(b) in indexed
+    assert log_file().read_text().count(": ok (indexed sessions=1)") == len(runs)

@@ -118,10 +118,14 @@ def pending(memory: str | None = None) -> dict[str, Any] | None:
 def report(
     ctx: Context, agents: tuple[str, ...] = AGENTS, memory: str | None = None
 ) -> dict[str, Any]:
+    from funes.store.private import too_open
+
     entries = hooklog.read()
+    wide = too_open()
     return {
         "checked": datetime.now(UTC).isoformat(timespec="seconds"),
         "log": str(hooklog.log_path()),
         "agents": [asdict(agent_report(a, ctx, entries)) for a in agents],
         "memory": pending(memory),
+        "open_files": {"count": len(wide), "paths": [str(p) for p in wide[:20]]},
     }

@@ -7,6 +7,7 @@ agents that know funes read them unchanged. The human rendering of `get` is not 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import textwrap
 from collections.abc import Sequence
@@ -19,13 +20,61 @@ WEAK_LINE = (
     "weak evidence: nothing in this memory closely matches the question — "
     "the nearest passages follow; treat them as leads, not answers"
 )
+# A passage longer than this (only a hand-made chunk can be: funes-chunk splits at 1,200
+# characters) is cut in recall's output; `get` shows its whole turn.
+PASSAGE_CHARS = 8000
+
+# ---------------------------------------------------------------------------- escaping
+#
+# The agent format is read by agents, and a passage is text anyone may have written (a web
+# page a tool fetched, another person's memory). Two rules keep its structure unforgeable:
+# metadata is printed as one line of printable characters, and a passage line that would
+# read as structure is escaped with a leading backslash (docs/funes-recall.md, "Escaping").
+
+# Structure lines, after any indentation: a `---` separator, a hit or turn header, a `→ get`
+# line, a `~` neighbour line, a fence, a flag line, the weak-evidence line. A line that already
+# starts with backslashes before one of these gets one more, so the escape stays reversible.
+_STRUCTURE = re.compile(
+    r"\\*[ \t]*(?:-{3,}\s*$|→|~ \[|<<<|>>>|! instruction-like|weak evidence:"
+    r"|\[[^\]]*\][^\n]*(?:score=|turn=))"
+)
+
+
+def one_line(value: Any) -> str:
+    """A metadata field as one line of printable text: whitespace of any kind (a newline, a
+    line or paragraph separator, a tab) becomes a space, any other unprintable character
+    (control, format, unassigned) U+FFFD."""
+    s = "" if value is None else str(value)
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else " " if c.isspace() else "\ufffd" for c in s)
+
+
+def escape_passage(text: str) -> str:
+    """``text`` with every line that would read as agent-format structure escaped by a leading
+    backslash. Lines are split as any reader might split them (``\\r``, ``\\n``, U+2028, …);
+    nothing else changes."""
+    if not _STRUCTURE.search(text):  # the common case: one scan, no split
+        return text
+    return "".join(
+        "\\" + ln if _STRUCTURE.match(ln) else ln for ln in text.splitlines(keepends=True)
+    )
+
+
+def _cap(text: str) -> str:
+    if len(text) <= PASSAGE_CHARS:
+        return text
+    more = len(text) - PASSAGE_CHARS
+    return f"{text[:PASSAGE_CHARS]}\n… [{more:,} more characters — `get` shows the whole turn]"
 
 
 def recall_agent(result: Any, note: str = "") -> str:
     """The reference agent format, with the verdict line first when evidence is weak.
 
     A hit from someone else's memory (``hit.trusted`` false) is fenced as untrusted text,
-    its neighbours inside the fence, and instruction-like spans are flagged above it."""
+    its neighbours inside the fence, and instruction-like spans are flagged above it.
+    Metadata is one printable line and structure-like passage lines are escaped, in every
+    memory (see the module's escaping notes)."""
     note = note or getattr(result, "note", "")
     if not result.hits:
         return note + "no results"
@@ -35,14 +84,18 @@ def recall_agent(result: Any, note: str = "") -> str:
     for h in result.hits:
         r = h.row
         memory = getattr(h, "memory", None) or result.memory
+        sid = one_line(r["session_id"])
         out.append(
-            f"[{r['ts']}] {r['harness']} {r['workdir']}/{r['session_id'][:8]} {r['block_type']}"
-            f"  score={h.score:.3f}\n"
+            f"[{one_line(r['ts'])}] {one_line(r['harness'])} {one_line(r['workdir'])}/{sid[:8]} "
+            f"{one_line(r['block_type'])}  score={h.score:.3f}\n"
         )
         out.append(f"  → get {get_args(r['session_id'], r['turn_uuid'], memory)}\n")
-        body = [f"{r['text']}\n"]
+        body = [f"{escape_passage(_cap(r['text']))}\n"]
         for n in h.neighbors:
-            body.append(f"  ~ [{n['role']} {n['block_type']} seq{n['seq']}] {n['text']}\n")
+            body.append(
+                f"  ~ [{one_line(n['role'])} {one_line(n['block_type'])} seq{n['seq']}] "
+                f"{one_line(n['text'])}\n"
+            )
         if getattr(h, "trusted", True):
             out.extend(body)
         else:
@@ -56,7 +109,7 @@ def _fenced(body: list[str], memory: str) -> list[str]:
 
     text = "".join(body)
     spans = instruction_spans(text)
-    source = memory.removeprefix("hf://datasets/")
+    source = one_line(memory.removeprefix("hf://datasets/"))
     out = [flag_line(spans)] if spans else []
     out += [FENCE_OPEN.format(source=source) + "\n", defuse(text), FENCE_CLOSE + "\n"]
     return out
@@ -64,9 +117,9 @@ def _fenced(body: list[str], memory: str) -> list[str]:
 
 def get_args(session_id: str, turn_uuid: str, memory: str | None) -> str:
     """`<session> <turn> --memory <label>`, quoted only where a shell needs it."""
-    args = [shlex.quote(session_id), shlex.quote(turn_uuid)]
+    args = [shlex.quote(one_line(session_id)), shlex.quote(one_line(turn_uuid))]
     if memory:
-        args += ["--memory", shlex.quote(memory)]
+        args += ["--memory", shlex.quote(one_line(memory))]
     return " ".join(args)
 
 
@@ -93,11 +146,18 @@ def group_turns(rows: Sequence[dict[str, Any]]) -> list[TurnView]:
     return [turns[k] for k in sorted(turns)]
 
 
-def get_agent(turns: Sequence[TurnView], note: str = "") -> str:
+def get_agent(
+    turns: Sequence[TurnView], note: str = "", memory: str = "", trusted: bool = True
+) -> str:
+    """The reference agent format of `get`. Turns from a memory that is not the user's own
+    (``trusted`` false) are fenced and flagged exactly as recall fences its hits."""
     out = [note]
     for t in turns:
-        out.append(f"[{t.ts}] {t.role} seq{t.seq} turn={t.turn_uuid}\n")
-        out.append("\n\n".join(text for _, text in t.blocks) + "\n")
+        out.append(
+            f"[{one_line(t.ts)}] {one_line(t.role)} seq{t.seq} turn={one_line(t.turn_uuid)}\n"
+        )
+        body = escape_passage("\n\n".join(text for _, text in t.blocks)) + "\n"
+        out.extend([body] if trusted else _fenced([body], memory))
         out.append("---\n")
     return "".join(out)
 

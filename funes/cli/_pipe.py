@@ -75,7 +75,12 @@ def warn(prog: str, msg: str) -> None:
 
 
 def run(main: Callable[[], int], prog: str = "funes") -> int:
-    """Run a command body: user errors become one stderr line, a closed pipe is quiet."""
+    """Run a command body: user errors become one stderr line, a closed pipe is quiet.
+
+    Everything the command creates is private to the user (funes.store.private)."""
+    from funes.store.private import private_umask
+
+    private_umask()
     try:
         return main()
     except FunesError as e:

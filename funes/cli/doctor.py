@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("agents", nargs="*", metavar="AGENT", help=f"any of {', '.join(AGENTS)}")
     p.add_argument("--memory", metavar="M", help="memory whose pending work to show")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument(
+        "--fix",
+        action="store_true",
+        help="make funes' files private (remove group and other permissions) without asking",
+    )
     return p
 
 
@@ -89,6 +95,17 @@ def render(rep: dict[str, Any]) -> str:
             line += f"; vectors pending for {mem['without_vectors']} (`funes index --backfill`)"
         out.append(line)
     out.append(f"hook log: {rep['log']}")
+    wide = rep.get("open_files") or {"count": 0, "paths": []}
+    if wide["count"]:
+        out.append(
+            f"files: {wide['count']} readable by other users — funes keeps memories private "
+            "(0700 directories, 0600 files); `funes doctor --fix` makes them so"
+        )
+        out += [f"  {p}" for p in wide["paths"][:5]]
+        if wide["count"] > 5:
+            out.append(f"  … and {wide['count'] - 5} more")
+    else:
+        out.append("files: private (readable by you alone)")
     return "\n".join(out) + "\n"
 
 
@@ -103,4 +120,26 @@ def _main(args: argparse.Namespace) -> int:
         print(json.dumps(rep))
     else:
         print(render(rep), end="")
+    if rep["open_files"]["count"] and (args.fix or (not args.json and _ask_fix())):
+        _fix(rep)
     return 0
+
+
+def _ask_fix() -> bool:
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return False
+    sys.stderr.write("Make them private now (chmod go-rwx)? [Y/n] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("", "y", "yes")
+
+
+def _fix(rep: dict[str, Any]) -> None:
+    from funes.store.private import make_private, too_open
+
+    wide = too_open()
+    failed = make_private(wide)
+    for p, why in failed[:10]:
+        print(f"funes: cannot make {p} private: {why}", file=sys.stderr)
+    done = len(wide) - len(failed)
+    print(f"made {done} file{'' if done == 1 else 's'} private", file=sys.stderr)
+    rep["open_files"] = {"count": len(failed), "paths": [str(p) for p, _ in failed[:20]]}

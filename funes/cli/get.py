@@ -48,7 +48,7 @@ def _main(args: argparse.Namespace) -> int:
     turns = window(mem, args.session_id, args.turn_uuid, args.window)
     fmt = args.format or ("human" if sys.stdin.isatty() and sys.stdout.isatty() else "agent")
     if fmt == "agent":
-        sys.stdout.write(get_agent(turns))
+        sys.stdout.write(get_agent(turns, mem.note, mem.label, mem.trusted))
     else:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         sys.stdout.write(get_human(turns, args.turn_uuid, args.highlight, color))
@@ -57,6 +57,10 @@ def _main(args: argparse.Namespace) -> int:
 
 def window(mem: Memory, session_id: str, turn_uuid: str, width: int) -> list[TurnView]:
     """The turns within ``width`` seq of the named turn; FunesError when it is not stored."""
+    return mem.retrying(lambda: _window(mem, session_id, turn_uuid, width))
+
+
+def _window(mem: Memory, session_id: str, turn_uuid: str, width: int) -> list[TurnView]:
     from funes.store import redaction
     from funes.store.memory import sql_str
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from funes import sources
+from funes.chunking import EMBEDDED_SPLITS, oversized
 from funes.cli._pipe import run, warn
 from funes.errors import FunesError, UsageError
 from funes.records import Turn, dumps
@@ -72,6 +73,7 @@ def _main(args: argparse.Namespace) -> int:
     total = FileStats("*")
     files = failed = 0
     reports: list[dict[str, Any]] = []
+    big: list[int] = []  # sizes of this file's oversized blocks (counted as its turns stream)
 
     def on_file(st: FileStats) -> None:
         nonlocal files, failed
@@ -79,6 +81,8 @@ def _main(args: argparse.Namespace) -> int:
         _merge(total, st)
         for lineno, reason in st.bad_lines:
             warn(PROG, f"{st.path}:{lineno}: {reason.replace('_', ' ')} line — skipped")
+        if st.repaired.get("file_name_not_utf8"):
+            warn(PROG, f"{st.path}: file name is not valid UTF-8 — read; its bad bytes show as �")
         if st.error:
             failed += 1
             warn(PROG, st.error)
@@ -88,6 +92,8 @@ def _main(args: argparse.Namespace) -> int:
             warn(PROG, f"{st.path}: {_counts(st)}")
         if args.report:
             rep = sources.coverage(st)
+            rep["oversized"] = {"blocks": len(big), "chars": sum(big)}
+            big.clear()
             if args.json:
                 out.write(json.dumps(rep, ensure_ascii=False).encode("utf-8") + b"\n")
             reports.append(rep)
@@ -95,6 +101,8 @@ def _main(args: argparse.Namespace) -> int:
     def emit(turn: Turn) -> None:
         if not args.report:  # a report is the same parse, with the turns counted and dropped
             out.write(dumps(turn).encode("utf-8") + b"\n")
+        else:
+            big.extend(len(b.text) for b in turn.blocks if oversized(b))
 
     try:
         if args.all:
@@ -138,16 +146,19 @@ def _merge(total: FileStats, st: FileStats) -> None:
     total.turns += st.turns
     total.blocks.update(st.blocks)
     total.skipped.update(st.skipped)
+    total.repaired.update(st.repaired)
 
 
 def _counts(st: FileStats) -> str:
     n = len(st.sessions)
     blocks = sum(st.blocks.values())
     skipped = st.skipped_lines
+    repaired = sum(st.repaired.values())
     return (
         f"{n} session{'' if n == 1 else 's'}, {st.turns} turn{'' if st.turns == 1 else 's'}, "
         f"{blocks} block{'' if blocks == 1 else 's'}, "
         f"{skipped} skipped line{'' if skipped == 1 else 's'}"
+        + (f", {repaired} repaired" if repaired else "")
     )
 
 
@@ -215,16 +226,30 @@ def _notes(r: dict[str, Any]) -> list[str]:
         where = ", ".join(f"line {n} {why}" for n, why in r["skipped_lines"])
         lines.append(f"  unreadable: {kinds(r['skipped'])} ({where})")
     if r["repaired"]:
-        where = ", ".join(f"line {n}" for n, _ in r["repaired_lines"])
+        where = ", ".join(f"line {n}" if n else "file name" for n, _ in r["repaired_lines"])
+        lines.append(f"  repaired (read anyway): {kinds(r['repaired'])} ({where})")
+        lines.extend(f"    {k}: {REPAIRS[k]}" for k in sorted(r["repaired"]) if k in REPAIRS)
+    big = r.get("oversized") or {}
+    if big.get("blocks"):
+        n = big["blocks"]
         lines.append(
-            f"  repaired: {kinds(r['repaired'])} ({where}) — records written back to back "
-            "without a newline, each read"
+            f"  oversized: {n} block{'' if n == 1 else 's'} ({big['chars']:,} characters) — "
+            f"the first {EMBEDDED_SPLITS} pieces of each are embedded, the whole text is stored "
+            "and searchable by words"
         )
     if r["ignored"]:
         lines.append(f"  ignored (not content): {kinds(r['ignored'])}")
     if r["empty"]:
         lines.append(f"  empty (no text after normalising): {kinds(r['empty'])}")
     return [f"{r['path']}:", *lines] if lines else []
+
+
+REPAIRS = {
+    "concatenated_records": "records written back to back without a newline, each read",
+    "lone_surrogate": "half of an emoji (a lone UTF-16 surrogate) read as U+FFFD",
+    "missing_uuid": "a turn without a usable id got one from its line and turn number",
+    "file_name_not_utf8": "a file name that is not UTF-8, its bad bytes shown as U+FFFD",
+}
 
 
 def _short(path: str) -> str:

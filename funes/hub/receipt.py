@@ -36,7 +36,9 @@ def load(spec: MemorySpec) -> set[str] | None:
 def _locked(spec: MemorySpec) -> Iterator[None]:
     p = receipt_path(spec)
     lock = p.parent / ".locks" / p.name
-    lock.parent.mkdir(parents=True, exist_ok=True)
+    from funes.store.private import private_dir
+
+    private_dir(lock.parent)
     with open(lock, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:

@@ -58,8 +58,10 @@ def load_state(spec: MemorySpec) -> dict[str, Any]:
 
 
 def save_state(spec: MemorySpec, doc: dict[str, Any]) -> None:
+    from funes.store.private import private_dir
+
     p = _state_path(spec)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(p.parent)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(doc, indent=1) + "\n")
     os.replace(tmp, p)
@@ -120,7 +122,8 @@ def materialize(info: RemoteInfo) -> Path:
     files = read_files(info)
     snap = download(spec, info.sha, files)
     save_state(spec, {"commit": info.sha, "checked": time.time(), "files": sorted(files),
-                      "last_modified": info.last_modified})  # fmt: skip
+                      "last_modified": info.last_modified,
+                      "repo_id": spec.repo_id})  # fmt: skip
     return snap / spec.prefix if spec.prefix else snap
 
 
@@ -188,8 +191,10 @@ def _identity_path() -> Path:
 
 
 def remember_identity(name: str, orgs: list[str]) -> None:
+    from funes.store.private import private_dir
+
     p = _identity_path()
-    p.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(p.parent)
     p.write_text(json.dumps({"name": name, "orgs": orgs}) + "\n")
 
 

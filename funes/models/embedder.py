@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
     from funes.records import Chunk
 
+MAX_TEXT_CHARS = 8192  # characters of a text the tokenizer sees (the model reads 256 tokens)
+
 _loaded: Embedder | None = None
 _load_lock = threading.Lock()
 
@@ -71,7 +73,10 @@ class Embedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        encs = self._tok.encode_batch(list(texts))
+        # The model reads 256 tokens; tokenizing more only costs time and memory (a 48 MB text
+        # took minutes and gigabytes). No token is shorter than a character, and the cap
+        # leaves room for long runs of whitespace.
+        encs = self._tok.encode_batch([t[:MAX_TEXT_CHARS] for t in texts])
         order = sorted(range(len(encs)), key=lambda i: -len(encs[i].ids))
         if len(order) == 1:
             out[0] = self._one(encs[0].ids)
@@ -108,18 +113,25 @@ def load_embedder() -> Embedder:
 
 def embed_chunks(chunks: Iterable[Chunk], batch: int = 64) -> Iterator[Chunk]:
     """Set ``vector`` and ``model`` on each chunk, streaming ``batch`` chunks at a time, order
-    kept. The model loads when the first chunk arrives (an empty stream costs nothing)."""
+    kept. The model loads when the first chunk arrives (an empty stream costs nothing).
+
+    A piece past an oversized block's embedded head (``funes.chunking.EMBEDDED_SPLITS``) is
+    passed through without a vector: it is stored and searchable by words only."""
+    from funes.chunking import embedded
+
     if batch < 1:
         raise ValueError("batch must be at least 1")
     it = iter(chunks)
     emb: Embedder | None = None
     while buf := list(islice(it, batch)):
-        emb = emb or load_embedder()
-        vecs = emb.embed([c.text for c in buf])
-        for c, v in zip(buf, vecs, strict=True):
-            c.vector = v.tolist()
-            c.model = emb.name
-            yield c
+        todo = [c for c in buf if embedded(c.split_idx)]
+        if todo:
+            emb = emb or load_embedder()
+            vecs = emb.embed([c.text for c in todo])
+            for c, v in zip(todo, vecs, strict=True):
+                c.vector = v.tolist()
+                c.model = emb.name
+        yield from buf
 
 
 def source_file() -> tuple[Path, str]:

@@ -76,7 +76,9 @@ class Reranker:
         out = np.zeros(len(texts), dtype=np.float32)
         if not texts:
             return out
-        encs = self._tok.encode_batch([(query, t) for t in texts])
+        # The pair is cut at max_length tokens; the tokenizer need not see more than that.
+        cap = 16 * self.max_length
+        encs = self._tok.encode_batch([(query[:cap], t[:cap]) for t in texts])
         # Sort by length before padding, so each batch pads to nearly its own length.
         order = sorted(range(len(encs)), key=lambda i: -len(encs[i].ids))
         batches = [order[i : i + BATCH] for i in range(0, len(order), BATCH)]

@@ -8,6 +8,7 @@ skip accounting, and the workdir / repo facets.
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import os
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from funes.errors import FunesError, UsageError
-from funes.records import Turn
+from funes.records import TooDeep, Turn, check_value, fix_surrogates, load_json
 
 # A parser of JSONL records: (records, path, stats) -> turns.
 RecordParser = Callable[[Iterable[dict[str, Any]], "Path", "FileStats"], Iterator[Turn]]
@@ -191,6 +192,7 @@ class Unit:
     key: str | None = None
     revision: str | None = None
     fetch: Callable[[], object] | None = None
+    error: str | None = None  # why this input cannot be read (found while walking a tree)
 
     @property
     def name(self) -> str:
@@ -226,14 +228,48 @@ def discover(paths: Sequence[str | Path], harness: str | None = None) -> Iterato
     for raw in paths:
         p = Path(os.path.abspath(raw))  # provenance names the file, whatever the cwd was
         if p.is_dir():
-            units = [Unit(f, forced or _source_by_path(f)) for f in _walk(p, forced)]
+            units = [
+                Unit(f, forced or _source_by_path(f)) if why is None else Unit(f, None, error=why)
+                for f, why in _walk(p, forced)
+            ]
             if not units:
-                raise NotATranscript(f"{p}: no transcripts found in this directory")
+                raise NotATranscript(f"{display_path(p)}: no transcripts found in this directory")
             yield from _prune(units)
         elif p.exists():
             yield Unit(p, forced or _source_by_path(p))
         else:
-            raise UsageError(f"no such file or directory: {p}")
+            raise UsageError(f"{_missing_reason(p)}: {display_path(p)}")
+
+
+def os_reason(e: OSError) -> str:
+    """What an OS error means, in words and without the path (the caller names the file)."""
+    reasons = {
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.ELOOP: "symlink loop",
+        errno.ENOENT: "no such file or directory",
+        errno.EISDIR: "is a directory",
+        errno.ENOTDIR: "a path component is not a directory",
+        errno.ENAMETOOLONG: "file name too long",
+        errno.EIO: "input/output error",
+    }
+    if e.errno in reasons:
+        return reasons[e.errno]
+    return (e.strerror or type(e).__name__).lower()
+
+
+def _missing_reason(p: Path) -> str:
+    """Why ``p`` does not exist for reading: a symlink loop, a dangling symlink, a directory
+    that cannot be searched, or nothing there."""
+    try:
+        os.stat(p)
+    except OSError as e:
+        if e.errno == errno.ENOENT and os.path.islink(p):
+            return f"dangling symlink (to {display_path(os.readlink(p))})"
+        if e.errno == errno.ENOENT:
+            return "no such file or directory"
+        return os_reason(e)
+    return "cannot be read"
 
 
 def sweep(home: Path | None = None) -> list[Unit]:
@@ -245,7 +281,7 @@ def sweep(home: Path | None = None) -> list[Unit]:
     units: list[Unit] = []
     for src, root in known_roots(home):
         if root.is_dir():
-            units.extend(Unit(f, src) for f in _walk(root, src))
+            units.extend(Unit(f, src, error=why) for f, why in _walk(root, src))
         elif root.is_file():
             units.append(Unit(root, src))
     return _prune(units)
@@ -258,17 +294,23 @@ def _prune(units: list[Unit]) -> list[Unit]:
     return units
 
 
-def _walk(root: Path, forced: Source | None) -> list[Path]:
+def _walk(root: Path, forced: Source | None) -> list[tuple[Path, str | None]]:
+    """Transcript files under ``root``, each with None, or with why it cannot be read (a
+    directory that cannot be listed is one such entry: its transcripts are not lost silently)."""
     srcs = [forced] if forced else list(registry())
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    found: list[tuple[Path, str | None]] = []
+
+    def unreadable(e: OSError) -> None:
+        found.append((Path(e.filename or root), os_reason(e)))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             f = Path(dirpath, name)
             if any(_matches(f, s) for s in srcs):
-                found.append(f)
+                found.append((f, None))
     # Path order, except that sub-agent sessions follow their parents (as the reference does).
-    return sorted(found, key=lambda f: (f.stem.startswith("agent-"), str(f)))
+    return sorted(found, key=lambda fw: (fw[0].stem.startswith("agent-"), str(fw[0])))
 
 
 def _matches(f: Path, src: Source) -> bool:
@@ -281,7 +323,10 @@ def _source_by_path(p: Path) -> Source | None:
     for src in registry():
         if src.claims is not None and src.claims(p):
             return src
-    parts = p.resolve().as_posix()
+    try:
+        parts = p.resolve().as_posix()
+    except (OSError, RuntimeError):  # a symlink loop: reading it will say so
+        parts = p.as_posix()
     for src in registry():
         for rel in src.roots:
             if f"/{rel}/" in parts:
@@ -320,18 +365,48 @@ def parse_units(
 ) -> Iterator[Turn]:
     """Turns of each unit in turn (see ``parse``); a failing unit sets its stats' ``error``."""
     for unit in units:
-        stats = FileStats(str(unit.path))
+        stats = FileStats(display_path(unit.path))
         try:
             yield from parse_unit(unit, stats)
         except FunesError as e:
             stats.error = str(e)
         except OSError as e:
-            stats.error = f"cannot read: {e.strerror or e}"
+            stats.error = f"{stats.path}: cannot read ({os_reason(e)})"
         if on_file is not None:
             on_file(stats)
 
 
+def display_path(path: Path | str) -> str:
+    """A path as text that can be written anywhere: a file name that is not valid UTF-8 (read
+    by Python with surrogate escapes) has each undecodable byte shown as U+FFFD."""
+    s = str(path)
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return fix_surrogates(s)
+    return s
+
+
 def parse_unit(unit: Unit, stats: FileStats) -> Iterator[Turn]:
+    """The turns of one input. A file whose name is not valid UTF-8 is read all the same;
+    the names derived from it (session id, source path) show its bad bytes as U+FFFD, and the
+    file is counted under ``repaired`` as ``file_name_not_utf8``."""
+    if display_path(unit.path) == str(unit.path):
+        yield from _parse_unit(unit, stats)
+        return
+    stats.repair(0, "file_name_not_utf8")
+    for t in _parse_unit(unit, stats):
+        stats.sessions.discard(t.session_id)  # counted under its raw name: count it clean
+        t.session_id, t.turn_uuid = fix_surrogates(t.session_id), fix_surrogates(t.turn_uuid)
+        t.parent_uuid = fix_surrogates(t.parent_uuid) if t.parent_uuid else t.parent_uuid
+        t.source_path, t.workdir = fix_surrogates(t.source_path), fix_surrogates(t.workdir)
+        stats.sessions.add(t.session_id)
+        yield t
+
+
+def _parse_unit(unit: Unit, stats: FileStats) -> Iterator[Turn]:
+    if unit.error is not None:
+        raise FunesError(f"{display_path(unit.path)}: cannot read ({unit.error})")
     src = unit.source
     if unit.fetch is not None:
         unit.fetch()
@@ -377,42 +452,65 @@ def iter_json_lines(fp: IO[bytes], stats: FileStats) -> Iterator[dict[str, Any]]
     """JSON objects of a JSONL stream; bad lines are counted in ``stats`` by reason, never fatal.
 
     Reasons: ``not_utf8``, ``malformed_json``, ``truncated`` (an unterminated last line that
-    does not parse — a write caught mid-way), ``not_object``.
+    does not parse — a write caught mid-way), ``not_object``, ``too_deep`` (nested deeper than
+    ``records.MAX_DEPTH`` levels).
 
-    A line holding several complete records back to back (a writer that appended to a file
-    whose last line had lost its newline — seen in real pi sessions) is not lost: each record
-    is read and the line is counted in ``stats.repaired`` as ``concatenated_records``.
+    Lines read despite a defect are counted in ``stats.repaired``:
+
+    - ``lone_surrogate``: a JSON-escaped lone UTF-16 surrogate (an emoji cut in half) was read
+      as U+FFFD;
+    - ``concatenated_records``: a line holding several complete records back to back (a writer
+      that appended to a file whose last line had lost its newline — seen in real pi sessions);
+      each record is read.
+
+    ``stats.lines`` is the number of the line a record came from while it is being consumed.
     """
     for lineno, raw in enumerate(fp, 1):
         stats.lines = lineno
         line = raw.strip()
         if not line:
             continue
+        bad = "malformed_json" if raw.endswith(b"\n") else "truncated"
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
             stats.skip(lineno, "not_utf8")
             continue
+        # A line can be tens of megabytes: hold no copy of it while the record is consumed.
+        del raw, line
         try:
-            rec = json.loads(text)
+            rec, fixed = load_json(text)
+        except TooDeep:
+            stats.skip(lineno, "too_deep")
+            continue
         except json.JSONDecodeError as e:
             glued = _concatenated(text) if e.msg == "Extra data" else []
             if not glued:
-                stats.skip(lineno, "malformed_json" if raw.endswith(b"\n") else "truncated")
+                stats.skip(lineno, bad)
+                continue
+            try:
+                glued, fixed = check_value(glued, text)
+            except TooDeep:
+                stats.skip(lineno, "too_deep")
                 continue
             stats.repair(lineno, "concatenated_records")
+            if fixed:
+                stats.repair(lineno, "lone_surrogate")
             for part in glued:
                 if part is None:  # a tail that does not parse: counted like any bad line
-                    stats.skip(lineno, "malformed_json" if raw.endswith(b"\n") else "truncated")
+                    stats.skip(lineno, bad)
                 elif not isinstance(part, dict):
                     stats.skip(lineno, "not_object")
                 else:
                     stats.records_kept += 1
                     yield part
             continue
+        del text
         if not isinstance(rec, dict):
             stats.skip(lineno, "not_object")
             continue
+        if fixed:
+            stats.repair(lineno, "lone_surrogate")
         stats.records_kept += 1
         yield rec
 
@@ -423,14 +521,14 @@ _DECODER = json.JSONDecoder()
 def _concatenated(text: str) -> list[Any]:
     """The JSON values of a line holding several back to back; [] if the first one is bad.
 
-    A tail that does not parse ends the list as ``None``.
+    A tail that does not parse (or nests past the recursion limit) ends the list as ``None``.
     """
     out: list[Any] = []
     pos, end = 0, len(text)
     while pos < end:
         try:
             value, pos = _DECODER.raw_decode(text, pos)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             if not out:
                 return []
             out.append(None)
@@ -565,6 +663,15 @@ def flatten_tool_content(content: Any) -> str:
                     parts.append(t)
         return "\n".join(parts)
     return ""
+
+
+def line_id(stats: FileStats, seq: int) -> str:
+    """The turn id of a record that carries none usable (missing, empty, not a string): fixed
+    by where the record sits — its line and its turn number — so re-reading the file, or a
+    grown copy of it, gives the same id, and two such turns never share one. Counted in
+    ``stats.repaired`` as ``missing_uuid``."""
+    stats.repair(stats.lines, "missing_uuid")
+    return f"line{stats.lines}-turn{seq}"
 
 
 def opt_str(v: Any) -> str | None:

@@ -23,6 +23,7 @@ from funes.sources import (
     compact_json,
     flatten_tool_content,
     is_blank,
+    line_id,
     munge_workdir,
     opt_str,
     repo_of,
@@ -71,13 +72,15 @@ def parse_records(
             if b.type == "tool_result" and b.tool_use_id:
                 b.tool_name = names.get(b.tool_use_id)
         uuid = rec.get("uuid")
+        if not isinstance(uuid, str) or not uuid.strip():
+            uuid = line_id(stats, seq)
         parent = rec.get("parentUuid")
         ts = rec.get("timestamp")
         pending.append(
             Turn(
                 harness=SOURCE.harness,
                 session_id=session_id,
-                turn_uuid=uuid if isinstance(uuid, str) else "",
+                turn_uuid=uuid,
                 parent_uuid=parent if isinstance(parent, str) else None,
                 seq=seq,
                 ts=ts if isinstance(ts, str) else "",

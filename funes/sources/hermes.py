@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import quote
 
 from funes.errors import FunesError
-from funes.records import Block, Turn
+from funes.records import Block, TooDeep, Turn, load_json
 from funes.sources import (
     FileStats,
     NotATranscript,
@@ -162,6 +162,8 @@ def connect(path: Path) -> sqlite3.Connection:
     uri = f"file:{quote(str(path.resolve()))}?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=10, check_same_thread=False)
+        # A text value that is not valid UTF-8 is read with U+FFFD, not fatal to the database.
+        conn.text_factory = lambda b: b.decode("utf-8", "replace")
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.Error as e:
         raise FunesError(f"{path}: cannot open the Hermes database read-only ({e})") from None
@@ -297,8 +299,8 @@ def _tool_uses(tool_calls: Any, names: dict[str, str]) -> list[Block]:
     calls = tool_calls
     if isinstance(calls, str):  # the database stores the JSON text
         try:
-            calls = json.loads(calls)
-        except json.JSONDecodeError:
+            calls, _ = load_json(calls)
+        except (json.JSONDecodeError, TooDeep):
             return []
     if not isinstance(calls, list):
         return []

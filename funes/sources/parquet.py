@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from funes.errors import FunesError
-from funes.records import Block, Turn
+from funes.records import Block, TooDeep, Turn, load_json
 from funes.sources import (
     FileStats,
     Source,
@@ -139,13 +139,18 @@ def _message(raw: str | None, row: int, stats: FileStats) -> dict[str, Any] | No
         stats.skip(row, "null_message")
         return None
     try:
-        msg = json.loads(raw)
+        msg, fixed = load_json(raw)
+    except TooDeep:
+        stats.skip(row, "too_deep")
+        return None
     except json.JSONDecodeError:
         stats.skip(row, "malformed_json")
         return None
     if not isinstance(msg, dict):
         stats.skip(row, "not_object")
         return None
+    if fixed:
+        stats.repair(row, "lone_surrogate")
     stats.records_kept += 1
     return msg
 
@@ -154,8 +159,8 @@ def _cwd(metadata: str | None) -> str | None:
     if not metadata:
         return None
     try:
-        meta = json.loads(metadata)
-    except json.JSONDecodeError:
+        meta, _ = load_json(metadata)
+    except (json.JSONDecodeError, TooDeep):
         return None
     cwd = meta.get("cwd") if isinstance(meta, dict) else None
     return cwd if isinstance(cwd, str) else None

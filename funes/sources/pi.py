@@ -40,6 +40,7 @@ from funes.sources import (
     flatten_tool_content,
     is_blank,
     iso_from_epoch,
+    line_id,
     munge_workdir,
     opt_str,
     repo_of,
@@ -86,7 +87,8 @@ def parse_records(
             stats.empty[_kind(rec)] += 1
             continue
         if "id" in rec:
-            uuid = rec["id"] if isinstance(rec["id"], str) else ""
+            uuid = rec["id"] if isinstance(rec["id"], str) and rec["id"].strip() else ""
+            uuid = uuid or line_id(stats, seq)
             parent = rec.get("parentId")
             parent = parent if isinstance(parent, str) else None
         else:  # v1/v2: a linear chain without ids

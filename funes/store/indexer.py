@@ -24,15 +24,24 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from funes.chunking import TIERS, chunk_turns
+from funes.chunking import EMBEDDED_SPLITS, TIERS, chunk_turns
 from funes.errors import FunesError, UsageError
-from funes.records import Chunk
-from funes.sources import FileStats, Unit, discover, get_source, parse_unit
+from funes.records import Chunk, Turn
+from funes.sources import (
+    FileStats,
+    Unit,
+    discover,
+    display_path,
+    get_source,
+    os_reason,
+    parse_unit,
+)
 from funes.store import redaction
 from funes.store.paths import TABLE, memory_dir
 from funes.store.state import IndexState
@@ -46,6 +55,7 @@ BUDGET_SECONDS = 60.0
 FLUSH_CHUNKS = 4000
 FLUSH_SECONDS = 2.0
 EMBED_BATCH = 64
+MAX_LINE_NOTES = 10  # bad or repaired lines named one by one; the rest are counted
 
 
 @dataclass
@@ -78,6 +88,12 @@ class IndexReport:
     passes_left: int = 0
     embed_note: str | None = None
     seconds: float = 0.0
+    # Transcript lines: unreadable ones skipped, defective ones read anyway — by reason, with
+    # the first few (file, line, reason) to name in diagnostics.
+    lines_skipped: Counter[str] = field(default_factory=Counter)
+    lines_repaired: Counter[str] = field(default_factory=Counter)
+    line_notes: list[tuple[str, int, str, str]] = field(default_factory=list)
+    oversized: int = 0  # blocks whose pieces past the embedded head got no vector
 
     def summary(self) -> str:
         s = f"indexed sessions={self.sessions} skipped={self.skipped} chunks={self.chunks}"
@@ -86,7 +102,24 @@ class IndexReport:
             s += f" without_vectors={self.without_vectors}"
         if self.failed:
             s += f" failed={len(self.failed)}"
+        return s + self.lines_clause()
+
+    def lines_clause(self) -> str:
+        """` lines_skipped=N lines_repaired=M` when any transcript line was bad."""
+        s = ""
+        if self.lines_skipped:
+            s += f" lines_skipped={sum(self.lines_skipped.values())}"
+        if self.lines_repaired:
+            s += f" lines_repaired={sum(self.lines_repaired.values())}"
         return s
+
+    def note_lines(self, stats: FileStats) -> None:
+        self.lines_skipped.update(stats.skipped)
+        self.lines_repaired.update(stats.repaired)
+        for kind, lines in (("skipped", stats.bad_lines), ("repaired", stats.repaired_lines)):
+            for lineno, why in lines:
+                if len(self.line_notes) < MAX_LINE_NOTES:
+                    self.line_notes.append((stats.path, lineno, why, kind))
 
 
 class Progress:
@@ -354,18 +387,28 @@ class _Run:
 
     def unit(self, u: Unit, tiers: tuple[str, ...], phase: str, i: int, n: int) -> None:
         sig = u.signature()
-        stats = FileStats(u.name)
-        try:
-            turns = list(parse_unit(u, stats))
-        except (FunesError, OSError) as e:
-            # Unreadable now: no state recorded, so the next run retries it.
-            self.report.failed.append((u.name, str(e)))
-            return
+        stats = FileStats(display_path(u.name))
         ids = self.w.ids
-        for c in chunk_turns(turns, tiers, self.opts.thinking, self.redact):
-            self.report.seen += 1
-            if c.id not in ids:
-                self.buf.append(c)
+        # Streamed, turn by turn, and committed every FLUSH_CHUNKS: a huge file (a 50 MB tool
+        # output) never sits in memory whole. A file that fails half-way keeps the turns read
+        # before the failure (ids dedupe them when the next run retries the file).
+        try:
+            turns = _read(parse_unit(u, stats))
+            for c in chunk_turns(turns, tiers, self.opts.thinking, self.redact):
+                self.report.seen += 1
+                if c.split_idx == EMBEDDED_SPLITS:
+                    self.report.oversized += 1
+                if c.id not in ids:
+                    self.buf.append(c)
+                    if len(self.buf) >= FLUSH_CHUNKS:
+                        self.commit()
+        except _ReadFailed as e:
+            # Unreadable now: no state recorded, so the next run retries it.
+            self.report.failed.append((stats.path, e.reason))
+            return
+        finally:
+            if tiers[0] == TIERS[0]:  # a sweep reads a file once per tier: count lines once
+                self.report.note_lines(stats)
         self.report.sessions += 1
         self.done_units.append((_key(u), sig, tiers))
         if (
@@ -376,15 +419,35 @@ class _Run:
             self.flush()
         self.progress.update(phase, i, n, self.report.chunks)
 
-    def flush(self) -> None:
+    def commit(self) -> None:
+        """Store the buffered chunks (state is recorded only by :meth:`flush`)."""
         if self.buf:
             self.report.chunks += self.w.append(self.buf, redacted=True)
             self.buf = []
+
+    def flush(self) -> None:
+        self.commit()
         for key, sig, tiers in self.done_units:
             self.state.record(key, sig, tiers, self.opts.thinking)
         self.done_units = []
         self.state.save()
         self.last_flush = time.monotonic()
+
+
+class _ReadFailed(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _read(turns: Iterator[Turn]) -> Iterator[Turn]:
+    """``turns``, with a failure to read them (and only that) raised as :class:`_ReadFailed`."""
+    try:
+        yield from turns
+    except FunesError as e:
+        raise _ReadFailed(str(e)) from None
+    except OSError as e:
+        raise _ReadFailed(os_reason(e)) from None
 
 
 def _key(u: Unit) -> str:
@@ -404,6 +467,22 @@ def describe(report: IndexReport) -> list[str]:
     lines = []
     for path, err in report.failed[:10]:
         lines.append(f"{path} — read failed, skipping: {err}")
+    for path, lineno, why, kind in report.line_notes:
+        where = f"{path}:{lineno}" if lineno else path
+        what = why.replace("_", " ")
+        lines.append(
+            f"{where}: {what} — read anyway" if kind == "repaired" else f"{where}: {what} — skipped"
+        )
+    named = len(report.line_notes)
+    total = sum(report.lines_skipped.values()) + sum(report.lines_repaired.values())
+    if total > named:
+        lines.append(f"… and {total - named} more bad or repaired lines")
+    if report.oversized:
+        n = report.oversized
+        lines.append(
+            f"{n} oversized block{'' if n == 1 else 's'} (over {EMBEDDED_SPLITS} pieces): the "
+            "head is embedded, the whole text is stored and searchable by words"
+        )
     if report.passes_left:
         lines.append(
             f"{report.passes_left} pass(es) left — per-turn indexing "
@@ -424,5 +503,8 @@ def as_dict(report: IndexReport) -> dict[str, Any]:
         "without_vectors": report.without_vectors,
         "passes_left": report.passes_left,
         "failed": len(report.failed),
+        "lines_skipped": dict(report.lines_skipped),
+        "lines_repaired": dict(report.lines_repaired),
+        "oversized_blocks": report.oversized,
         "seconds": round(report.seconds, 2),
     }

@@ -54,6 +54,19 @@ MANIFEST = "manifest.json"
 # fewer than MERGE_FACTOR times its documents, so there are O(log n) segments and each
 # document is rewritten O(log n) times.
 MERGE_FACTOR = 4
+# Only the head of a longer text is tokenized. funes-chunk's pieces are ≤ 1,200 characters; a
+# hand-made chunk of 48 MB would otherwise cost gigabytes of tokens at write and query time.
+MAX_DOC_CHARS = 65_536
+
+
+def _head(text: str) -> str:
+    """The first :data:`MAX_DOC_CHARS` characters of ``text``, backed off to a whitespace so no
+    word (a secret included) is cut in two before it is redacted."""
+    if len(text) <= MAX_DOC_CHARS:
+        return text
+    head = text[:MAX_DOC_CHARS]
+    cut = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    return head[:cut] if cut > 0 else head
 
 
 def term_hash(term: str) -> int:
@@ -322,7 +335,7 @@ class LexicalIndex:
     def add_pending(self, ids: Sequence[str], texts: Iterable[str]) -> None:
         """Index documents in memory only (a reader catching up with the table)."""
         if len(ids):
-            self.pending.append(Segment.build(ids, [tokenize(redact(t)) for t in texts]))
+            self.pending.append(Segment.build(ids, [tokenize(redact(_head(t))) for t in texts]))
 
     def append(self, ids: Sequence[str], texts: Iterable[str]) -> None:
         """Add documents as a new segment (merged per the tiered policy); not yet committed."""
@@ -402,8 +415,11 @@ class LexicalIndex:
                 continue
             while self.segments and self.segments[-1].n_live() < MERGE_FACTOR * seg.n_live():
                 seg = merge([self.segments.pop(), seg])
-            seg.save(self.root, self._seg_name())
-            self.segments.append(seg)
+            name = self._seg_name()
+            seg.save(self.root, name)
+            # Read it back memory-mapped: a writer appending a huge session must not keep
+            # every merged segment's postings in memory.
+            self.segments.append(Segment.load(self.root / name))
         self.pending = []
 
     def _take(self) -> str:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from funes.errors import FunesError
+from funes.store.private import private_dir
 
 LOCK_NAME = "store.lock"
 RETRIES = 3
@@ -47,8 +48,8 @@ class WriterLock:
     def try_acquire(self) -> bool:
         if self._fd is not None:
             return True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        private_dir(self.path.parent)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

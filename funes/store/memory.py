@@ -23,16 +23,18 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from funes.chunking import EMBEDDED_SPLITS
 from funes.errors import FunesError
 from funes.records import Chunk
 from funes.store import redaction
 from funes.store.lexical import LexicalIndex
 from funes.store.lock import WriterLock
 from funes.store.paths import TABLE, default_memory_dir, memory_dir, memory_label
+from funes.store.private import private_dir
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -56,6 +58,7 @@ ANN_REFINE = 5
 ANN_NPROBES = 20
 # Append batches are committed together: fewer table versions and lexical segments.
 BACKFILL_COMMIT = 256
+WAITING_FOR_VECTOR = f"vector IS NULL AND (split_idx IS NULL OR split_idx < {EMBEDDED_SPLITS})"
 
 
 def default_model() -> str:
@@ -90,6 +93,16 @@ class Counts:
     without_vectors: int
 
 
+T = TypeVar("T")
+
+
+def files_vanished(e: BaseException) -> bool:
+    """Whether ``e`` says a file of the memory disappeared under a reader."""
+    if isinstance(e, FileNotFoundError):
+        return True
+    return isinstance(e, (RuntimeError, OSError, ValueError)) and "Not found" in str(e)
+
+
 def sql_str(value: str) -> str:
     """A SQL string literal (quotes doubled)."""
     return "'" + value.replace("'", "''") + "'"
@@ -117,16 +130,35 @@ class Memory:
     def version(self) -> int:
         return int(self._table.version)
 
+    def reopen(self) -> None:
+        """Read the table's latest version and the lexical index afresh."""
+        self._table.checkout_latest()
+        self.lexical = LexicalIndex.open(self.path / "lexical")
+        if self.lexical.lance_version != self.version:
+            _catch_up(self, self.lexical, persist=False)
+
+    def retrying(self, read: Callable[[], T]) -> T:
+        """Run ``read``; if a concurrent `funes scrub` or `funes optimize` removed files this
+        reader held (they purge old versions), reopen the memory and run it once more."""
+        try:
+            return read()
+        except Exception as e:
+            if not files_vanished(e):
+                raise
+        self.reopen()
+        return read()
+
     # ------------------------------------------------------------------ state for `status`
 
     def count(self, where: str | None = None) -> int:
         return int(self._table.count_rows(where))
 
     def count_without_vectors(self) -> int:
-        return self.count("vector IS NULL")
+        """Rows waiting for a vector (the pieces past an oversized block's head never do)."""
+        return self.count(WAITING_FOR_VECTOR)
 
     def ids_without_vectors(self, limit: int | None = None) -> list[str]:
-        t = self._scan(["id"], "vector IS NULL", limit)
+        t = self._scan(["id"], WAITING_FOR_VECTOR, limit)
         return [str(x) for x in t.column("id").to_pylist()]
 
     def session_count(self) -> int:
@@ -593,7 +625,7 @@ def open_memory(
             return open_remote(specs[0])
     path = memory_dir(spec)
     if create:
-        path.mkdir(parents=True, exist_ok=True)
+        private_dir(path)
     elif not (path / f"{TABLE}.lance").is_dir():
         raise MemoryMissing(_missing_message(path))
     db = lancedb.connect(str(path))

@@ -10,6 +10,8 @@
 # A failure is logged, never surfaced; the next turn catches up (indexing is idempotent).
 # Installed by `funes add <agent>`; see hooks/README.md.
 set -u
+# Logs and markers are the user's alone, whatever umask the agent runs hooks with.
+umask 077
 
 if [ "${1:-}" != "--worker" ]; then
 	payload=$(mktemp "${TMPDIR:-/tmp}/funes-hook.XXXXXX" 2>/dev/null) || payload=""
@@ -156,57 +158,129 @@ if [ -z "$transcript" ] && [ "$agent" = hermes ]; then
 	[ -f "$db" ] && transcript=$db
 fi
 
-set -- index
 if [ -n "$transcript" ] && [ -e "$transcript" ]; then
-	set -- "$@" "$transcript"
-	target=$transcript
+	kind=p target=$transcript
 else
 	why=${problem:-"no transcript_path in the payload"}
 	[ -n "$transcript" ] && why="transcript_path $transcript does not exist"
 	log "$why; indexing $agent's sessions instead"
-	set -- "$@" --harness "$agent"
-	target="--harness $agent"
+	kind=h target=$agent
 fi
-set -- "$@" --yes
-[ -n "$memory" ] && set -- "$@" --memory "$memory"
+
+# ---------------------------------------------------------------------------- coalescing
+# A burst of hooks (one per turn, several agents at once) must cost one indexing process, not
+# one Python start each. Every worker puts its target in the memory's queue, then takes the
+# memory's shell lock without waiting: the worker that gets it indexes everything queued, in one
+# `funes index` run, and looks again before it leaves; a worker that does not get it leaves its
+# target to the holder and exits. No Python runs before the lock is held.
+key=$(printf '%s' "$memory" | cksum | cut -d' ' -f1)
+queue="$logdir/.queue.$key"
+lockfile="$logdir/.index.$key.lock"
+mkdir -p "$queue" 2>/dev/null || exit 0
+entry="$queue/$kind.$(printf '%s' "$target" | cksum | cut -d' ' -f1)"
+printf '%s' "$target" >"$entry.$$" 2>/dev/null && mv -f "$entry.$$" "$entry" 2>/dev/null
+
+have_flock=""
+command -v flock >/dev/null 2>&1 && have_flock=1
+take_lock() {
+	if [ -n "$have_flock" ]; then
+		exec 8>>"$lockfile" || return 1
+		flock -n 8 && return 0
+		exec 8>&-
+		return 1
+	fi
+	# No flock(1) (macOS): a directory made atomically, holding our pid; a holder that died
+	# without removing it (kill -9) is detected and its lock taken over.
+	if mkdir "$lockfile.d" 2>/dev/null; then
+		echo $$ >"$lockfile.d/pid"
+		return 0
+	fi
+	holder=$(cat "$lockfile.d/pid" 2>/dev/null)
+	if [ -n "$holder" ] && ! kill -0 "$holder" 2>/dev/null; then
+		rm -rf "$lockfile.d" 2>/dev/null
+		mkdir "$lockfile.d" 2>/dev/null || return 1
+		echo $$ >"$lockfile.d/pid"
+		return 0
+	fi
+	return 1
+}
+release_lock() {
+	if [ -n "$have_flock" ]; then
+		exec 8>&-
+	else
+		rm -rf "$lockfile.d" 2>/dev/null
+	fi
+}
+queued() {
+	for e in "$queue"/p.* "$queue"/h.*; do
+		[ -e "$e" ] && return 0
+	done
+	return 1
+}
 
 out=$(mktemp "${TMPDIR:-/tmp}/funes-hook-out.XXXXXX" 2>/dev/null) || out=/dev/null
-tries=0 waiting="" queued=""
-log "start $target"
-while :; do
-	"$funes_bin" "$@" >"$out" 2>&1
-	rc=$?
-	[ "$rc" -eq 0 ] && break
-	# Another writer holds the memory: wait for it rather than lose this turn until the next.
-	if [ "$tries" -lt "${FUNES_HOOK_RETRIES:-3}" ] && grep -q "another funes memory operation is in progress" "$out" 2>/dev/null; then
-		# One waiter per target is enough: a later turn's worker finding one queued leaves it
-		# the work (the waiter indexes the transcript as it is when its retry starts).
-		if [ -z "$waiting" ]; then
-			waiting="$logdir/.waiting.$(printf '%s' "$target $memory" | cksum | cut -d' ' -f1)"
-			if ! (set -C; : >"$waiting") 2>/dev/null; then
-				log "busy: a queued run for this target will pick this turn up"
-				rc=0 waiting="" queued=1
-				break
-			fi
+
+# Run `funes ARGS…` (as `index … --yes [--memory M]`), waiting out another funes writer (a
+# `funes index` the user started, a scrub) rather than losing the turn until the next one.
+run_index() {
+	what=$1
+	shift
+	set -- index "$@" --yes
+	[ -n "$memory" ] && set -- "$@" --memory "$memory"
+	log "start $what"
+	tries=0
+	while :; do
+		"$funes_bin" "$@" >"$out" 2>&1 8>&-
+		rc=$?
+		[ "$rc" -eq 0 ] && break
+		if [ "$tries" -lt "${FUNES_HOOK_RETRIES:-3}" ] && grep -q "another funes memory operation is in progress" "$out" 2>/dev/null; then
+			tries=$((tries + 1))
+			log "busy: another funes memory operation is in progress; retrying in ${FUNES_HOOK_RETRY_SECONDS:-20}s ($tries/${FUNES_HOOK_RETRIES:-3})"
+			sleep "${FUNES_HOOK_RETRY_SECONDS:-20}"
+			continue
 		fi
-		tries=$((tries + 1))
-		log "busy: another funes memory operation is in progress; retrying in ${FUNES_HOOK_RETRY_SECONDS:-20}s ($tries/${FUNES_HOOK_RETRIES:-3})"
-		sleep "${FUNES_HOOK_RETRY_SECONDS:-20}"
-		rm -f "$waiting"
-		waiting=""
-		continue
+		break
+	done
+	if [ "$rc" -eq 0 ]; then
+		summary=$(grep -v '^funes: ' "$out" 2>/dev/null | tail -n 1)
+		log "ok${summary:+ ($summary)}"
+	else
+		log "FAILED (exit $rc)"
+		tail -n 20 "$out" 2>/dev/null | sed 's/^/    /' >>"$logfile"
 	fi
-	break
+}
+
+# Index everything queued, in as few runs as there are kinds of target: all transcript paths
+# in one `funes index`, then each agent whose root is swept.
+drain() {
+	while queued; do
+		set --
+		harnesses=""
+		for e in "$queue"/p.* "$queue"/h.*; do
+			[ -e "$e" ] || continue
+			t=$(cat "$e" 2>/dev/null)
+			rm -f "$e"
+			[ -n "$t" ] || continue
+			case ${e##*/} in
+			p.*) [ -e "$t" ] && set -- "$@" "$t" ;;
+			h.*) harnesses="$harnesses $t" ;;
+			esac
+		done
+		[ $# -gt 0 ] && run_index "$*" "$@"
+		for h in $harnesses; do
+			run_index "--harness $h" --harness "$h"
+		done
+	done
+}
+
+while :; do
+	take_lock || break
+	# Let the rest of a burst land in the queue: one run then covers all of it.
+	sleep "${FUNES_HOOK_SETTLE:-0.2}" 2>/dev/null
+	drain
+	release_lock
+	# A target queued after the last look but before the release finds no holder: look again.
+	queued || break
 done
-[ -n "$waiting" ] && rm -f "$waiting"
-if [ -n "$queued" ]; then
-	:
-elif [ "$rc" -eq 0 ]; then
-	summary=$(grep -v '^funes: ' "$out" 2>/dev/null | tail -n 1)
-	log "ok${summary:+ ($summary)}"
-else
-	log "FAILED (exit $rc)"
-	tail -n 20 "$out" 2>/dev/null | sed 's/^/    /' >>"$logfile"
-fi
 [ "$out" = /dev/null ] || rm -f "$out"
 exit 0

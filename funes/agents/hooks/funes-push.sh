@@ -10,6 +10,8 @@
 # A failure is logged, never surfaced; the next session boundary tries again (push is
 # append-only and sends only what the dataset lacks). See hooks/README.md.
 set -u
+# Logs and markers are the user's alone, whatever umask the agent runs hooks with.
+umask 077
 
 if [ "${1:-}" != "--worker" ]; then
 	event=$(head -c 65536 2>/dev/null | LC_ALL=C sed -n 's/.*"hook_event_name"[[:space:]]*:[[:space:]]*"\([A-Za-z0-9_.:-]*\)".*/\1/p' 2>/dev/null | head -n 1)
