@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +123,11 @@ def mutated_line(draw: st.DrawFn, make: Any) -> bytes:
     return line.replace(b'"', b"", draw(st.integers(1, 3)))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("FUNES_PROPERTY_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(data=st.data(), fmt=st.sampled_from(sorted(FORMATS)))
 def test_mutated_lines_never_abort_parse_and_chunk(data: st.DataObject, fmt: str) -> None:
     make = FORMATS[fmt]

@@ -431,7 +431,7 @@ def parse_stream(
         raise UsageError(
             f"{path}: parquet and SQLite inputs are read from a file path, not a stream"
         )
-    if b"\0" in head:
+    if b"\0" in head.split(b"\n", 1)[0]:  # a NUL further on is one bad line, not a binary file
         raise NotATranscript(f"{path}: not a transcript (binary data)")
     records = iter_json_lines(fp, stats)
     first = next(records, None)

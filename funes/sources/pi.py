@@ -135,7 +135,7 @@ def _ts(rec: dict[str, Any]) -> str:
 def _entry(rec: dict[str, Any]) -> tuple[str, list[Block]] | None:
     """(role, blocks) of a content entry; None for entries that never hold content."""
     rtype = rec.get("type")
-    if rtype in SUMMARIES:
+    if isinstance(rtype, str) and rtype in SUMMARIES:
         return SUMMARIES[rtype], _text_blocks(rec.get("summary"))
     if rtype == "custom_message":
         return "custom", _text_blocks(rec.get("content"))
@@ -156,7 +156,7 @@ def _entry(rec: dict[str, Any]) -> tuple[str, list[Block]] | None:
         return "user", _bash_blocks(msg)
     if role == "custom":
         return "custom", _text_blocks(content)
-    if role in SUMMARY_ROLES:
+    if isinstance(role, str) and role in SUMMARY_ROLES:
         return SUMMARY_ROLES[role], _text_blocks(msg.get("summary"))
     return None
 
