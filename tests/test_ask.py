@@ -128,6 +128,13 @@ def test_a_missing_agent_is_named_with_the_other_as_the_way_out(
     (agents.bin / "codex").unlink()
     code, _, err = agents.ask("codex", QUESTION, "--memory", memory)
     assert err == "funes: `codex` isn't on PATH — install it, or try `funes ask claude …`\n"
+    (agents.bin / "codex").write_text("#!/bin/sh\necho 'codex: broken install' >&2\nexit 3\n")
+    (agents.bin / "codex").chmod(0o755)
+    code, _, err = agents.ask("codex", QUESTION, "--memory", memory)
+    assert code == 1 and err == (
+        "funes: `codex --version` failed (exit 3) — check its install, or try `funes ask claude …`\n"
+    )
+    assert agents.calls("codex") == []
     code, _, err = agents.ask("gemini", QUESTION, "--memory", memory)
     assert code == 2 and err == "funes: cannot ask 'gemini' — funes asks `claude` or `codex`\n"
 

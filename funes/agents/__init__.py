@@ -8,6 +8,9 @@ every byte of the user's own configuration.
     from funes.agents import Context, add, remove, default_funes_bin
     res = add("codex", Context(home=Path.home(), funes_bin=default_funes_bin()))
     res.done, res.manual, res.problems
+
+:mod:`funes.agents.ask` is the other direction: running an agent's own CLI on a question
+grounded in recalled passages (`funes ask`).
 """
 
 from __future__ import annotations

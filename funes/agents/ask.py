@@ -2,7 +2,7 @@
 
 What `funes ask` needs to know about the agents it can ask, and nothing about memories:
 
-- :func:`preflight` — ``<agent> --version`` (a missing agent suggests the other one);
+- :class:`Preflight` — ``<agent> --version`` (a missing agent suggests the other one);
 - :func:`grounding_prompt` — the instruction, the question and the recalled passages (the
   recall agent format, given as text);
 - :func:`child_argv` — the exact non-interactive command line, with every MCP server turned off
@@ -55,34 +55,55 @@ def check_agent(agent: str) -> str:
     return agent
 
 
+class Preflight:
+    """``<agent> --version``, started at once and checked later, so a node-based CLI's start-up
+    overlaps recall. A missing or non-executable agent fails here, before any other work."""
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+        try:
+            self.proc = subprocess.Popen(
+                [agent, "--version"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        except FileNotFoundError:
+            raise FunesError(
+                f"`{agent}` isn't on PATH — install it, or try `funes ask {other(agent)} …`"
+            ) from None
+        except PermissionError:
+            raise FunesError(f"`{agent}` on PATH is not executable — check its install") from None
+
+    def check(self) -> str:
+        """The agent's ``--version`` line; FunesError when it failed or does not answer."""
+        agent = self.agent
+        try:
+            out, _ = self.proc.communicate(timeout=PREFLIGHT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+            raise FunesError(
+                f"`{agent} --version` did not answer within {PREFLIGHT_TIMEOUT:.0f} s — check "
+                f"its install, or try `funes ask {other(agent)} …`"
+            ) from None
+        if self.proc.returncode != 0:
+            raise FunesError(
+                f"`{agent} --version` failed (exit {self.proc.returncode}) — check its install, "
+                f"or try `funes ask {other(agent)} …`"
+            )
+        return (out.strip().splitlines() or [""])[0]
+
+    def cancel(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+
+
 def preflight(agent: str) -> str:
-    """The agent's ``--version`` line; FunesError when it is missing or does not answer."""
-    try:
-        r = subprocess.run(
-            [agent, "--version"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=PREFLIGHT_TIMEOUT,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise FunesError(
-            f"`{agent}` isn't on PATH — install it, or try `funes ask {other(agent)} …`"
-        ) from None
-    except PermissionError:
-        raise FunesError(f"`{agent}` on PATH is not executable — check its install") from None
-    except subprocess.TimeoutExpired:
-        raise FunesError(
-            f"`{agent} --version` did not answer within {PREFLIGHT_TIMEOUT:.0f} s — check its "
-            f"install, or try `funes ask {other(agent)} …`"
-        ) from None
-    if r.returncode != 0:
-        raise FunesError(
-            f"`{agent} --version` failed (exit {r.returncode}) — check its install, or try "
-            f"`funes ask {other(agent)} …`"
-        )
-    return (r.stdout.strip().splitlines() or [""])[0]
+    """``<agent> --version`` now: its first line, or FunesError."""
+    return Preflight(agent).check()
 
 
 # One command-line argument may hold at most 128 KiB on Linux (MAX_ARG_STRLEN); the passages

@@ -1,11 +1,12 @@
 """`funes ask claude|codex QUESTION… [--memory M] [--anyway]`: an answer from an agent's own
 CLI, grounded in what recall finds in the memory (reference §10).
 
-Order: the agent answers `--version`; the memory is readable (no offline fallback); recall runs
-in process with fixed parameters (k 8, candidates 30, half-life 30 d, neighbours 1); a weak
-verdict stops here unless `--anyway`; the agent runs non-interactively on the grounding prompt
-with its MCP servers off, a spinner on a terminal following its stream; its answer is printed,
-and any session it cites that recall did not return is flagged on stderr. See docs/funes-ask.md.
+Order: the agent is on PATH (its `--version` runs while recall does, and must succeed); the
+memory is readable (no offline fallback); recall runs in process with fixed parameters (k 8,
+candidates 30, half-life 30 d, neighbours 1); a weak verdict stops here unless `--anyway`; the
+agent runs non-interactively on the grounding prompt with its MCP servers off, a spinner on a
+terminal following its stream; its answer is printed, and any session it cites that recall did
+not return is flagged on stderr. See docs/funes-ask.md.
 """
 
 from __future__ import annotations
@@ -55,12 +56,13 @@ def _main(args: argparse.Namespace) -> int:
     question = " ".join(args.question).strip()
     if not question:
         raise UsageError("empty question — say what to ask")
+    pre = ask.Preflight(agent)  # a missing agent fails here; its --version overlaps recall
     spin = Spinner(sys.stderr)
     try:
-        spin.show(f"checking {agent}…")
-        ask.preflight(agent)
         spin.show("recalling…")
         result = _recall(question, args.memory)
+        spin.show(f"checking {agent}…")
+        pre.check()
         if result.verdict == "weak" and not args.anyway:
             raise FunesError(
                 f"weak evidence — nothing in {result.memory} closely matches that question, so "
@@ -72,6 +74,7 @@ def _main(args: argparse.Namespace) -> int:
         outcome = ask.run(agent, prompt, on_activity=spin.show)
     finally:
         spin.stop()
+        pre.cancel()
     if outcome.exit_code != 0 or not (outcome.answer or "").strip():
         _replay(outcome)
         if outcome.exit_code != 0:
@@ -93,18 +96,17 @@ def _recall(question: str, memory: str | None) -> Any:
     """Recall with the reference's fixed parameters; the memory must be read as it is now
     (an unreachable remote is an error, never a cached copy or the local memory)."""
     from funes.agents import ask
+    from funes.hub.spec import parse_many
     from funes.retrieval import Filters, MultiSearcher, Query, open_searcher
 
     searcher = open_searcher(memory)
     searchers = searcher.searchers if isinstance(searcher, MultiSearcher) else [searcher]
-    for s in searchers:
+    # A note means the memory named was not read as it is now (an offline remote served from
+    # its cached copy, or replaced by the local memory): ask refuses rather than degrade.
+    for spec, s in zip(parse_many(memory), searchers, strict=False):
         if s.memory.note:
-            from funes.hub.spec import parse_many
-
-            remote = [m.label for m in parse_many(memory) if m.remote]
-            label = ", ".join(remote) or s.memory.label
             raise FunesError(
-                f"{label} is unreachable right now — try again once you're back online"
+                f"{spec.label} is unreachable right now — try again once you're back online"
             )
     q = Query(
         question,
