@@ -17,6 +17,7 @@ SUITES = {
     "hub": ("bench.hub", "run"),  # remote recall, when bench/hub.py is present
     "ask": ("bench.ask", "run"),
     "hub-traces": ("bench.hub_traces", "run"),
+    "hostile": ("bench.hostile", "run"),
 }
 # A suite module without the function is run as `python -m MODULE [args]`; its stdout is kept,
 # and so is the bench/results/<name>-<date>.json it writes, if any.

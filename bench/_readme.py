@@ -101,6 +101,7 @@ def render(doc: dict[str, Any], src: Path, quick: dict[str, Any] | None) -> str:
         ("hub", hub_section),
         ("ask", ask_section),
         ("hub-traces", hub_traces_section),
+        ("hostile", hostile_section),
     ]
     for name, fn in sections:
         if name in s:
@@ -458,3 +459,28 @@ def hub_traces_section(r: dict[str, Any]) -> list[str]:
             f"| {e['chunks']:,} | {e['chunks_per_s']} | — | — |"
         )
     return rows
+
+
+def hostile_section(r: dict[str, Any]) -> list[str]:
+    b, e, w, c, q, h = (r[k] for k in ("block", "embed_chunk", "write_chunk",
+                                         "recall_over_chunk", "query", "hooks"))  # fmt: skip
+    return [
+        "Oversized text and a burst of hooks (issue 17), each command in its own process: wall "
+        "time and that process's peak RSS. The issue's figures before the caps are quoted.",
+        "",
+        "| what | wall (CPU) | peak RSS | before |",
+        "|---|---|---|---|",
+        f"| `funes index` of a session with one {r['block_mb']} MB tool result "
+        f"({num(b.get('chunks'))} chunks stored, {num(b.get('embedded'))} embedded) "
+        f"| {b['seconds']} s ({b['cpu_s']} s) | {b['peak_rss_mb']} MB | — |",
+        f"| `funes-embed` of one {e['mb']} MB chunk | {e['seconds']} s ({e['cpu_s']} s) "
+        f"| {e['peak_rss_mb']} MB | 177 s, 9.2 GB |",
+        f"| `funes-write` of it | {w['seconds']} s ({w['cpu_s']} s) | {w['peak_rss_mb']} MB | — |",
+        f"| `funes recall` over the memory holding it | {c['seconds']} s ({c['cpu_s']} s) "
+        f"| {c['peak_rss_mb']} MB | 37 s |",
+        f"| `funes-query` given a {q['mb']} MB query (refused: one line) | {q['seconds']} s "
+        f"({q['cpu_s']} s) | {q['peak_rss_mb']} MB | 13 s, 1.8 GB |",
+        f"| {h['hooks']} index hooks back to back: `funes index` processes | "
+        f"**{h['index_processes']}** (all indexed after {h['seconds_until_indexed']} s; hook "
+        f"returns in {h['return_ms_median']} ms median) | — | 20 processes, 2.8 GB |",
+    ]

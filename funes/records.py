@@ -41,49 +41,63 @@ class TooDeep(RecordError):
         super().__init__(f"JSON nested deeper than {MAX_DEPTH} levels")
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# A `\\uD800`-`\\uDFFF` escape: the only way JSON text holds a surrogate. (A pair decodes to one
+# character; a lone one, or an escaped backslash before `u`, only costs a walk.)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _LINE_BREAKS = re.compile("[\x85\u2028\u2029]")
 
 
-def load_json(text: str) -> tuple[Any, int]:
+def load_json(text: str | bytes) -> tuple[Any, int]:
     """``json.loads`` for untrusted lines: (value, strings repaired).
 
     A lone UTF-16 surrogate escape (``"\\ud83d"``: an emoji cut in half, seen in real Claude
     Code sessions) decodes to a string that cannot be written as UTF-8; each becomes U+FFFD and
     the strings so repaired are counted. Raises :class:`TooDeep` for a value nested deeper than
-    :data:`MAX_DEPTH` (never ``RecursionError``) and ``json.JSONDecodeError`` for invalid JSON.
+    :data:`MAX_DEPTH` (never ``RecursionError``), ``json.JSONDecodeError`` for invalid JSON and
+    ``UnicodeDecodeError`` for bytes that are not UTF-8.
     """
+    raw = text if isinstance(text, bytes) else None
+    if raw is not None:
+        text = raw.decode("utf-8")
     try:
         value = json.loads(text)
     except RecursionError:
         raise TooDeep() from None
-    return check_value(value, text)
+    return check_value(value, raw if raw is not None else text)
 
 
-def check_value(value: Any, text: str) -> tuple[Any, int]:
+def check_value(value: Any, source: str | bytes) -> tuple[Any, int]:
     """The depth check and surrogate repair of :func:`load_json` for a value parsed from
-    ``text`` by other means (``raw_decode``)."""
-    # Cheap pre-checks on the raw text keep the walks off the hot path: a value cannot nest
-    # deeper than its brackets, nor hold a surrogate without a `\uD8..`-`\uDF..` escape.
-    if text.count("[") + text.count("{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+    ``source`` (its JSON text, or that text's UTF-8 bytes: cheaper to scan)."""
+    # Scans of the raw bytes keep both walks off the hot path: a value cannot nest deeper than
+    # its brackets, nor hold a surrogate without a surrogate escape (a regex finds one faster
+    # than `in`: JSON is full of backslashes).
+    raw = source if isinstance(source, bytes) else source.encode("utf-8", "surrogatepass")
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
         raise TooDeep()
-    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+    if _SURROGATE_ESCAPE.search(raw):
         return _repair(value)
     return value, 0
 
 
 def _deeper_than(value: Any, limit: int) -> bool:
-    stack = [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, dict):
-            v = list(v.values())
-        if isinstance(v, list):
-            if d > limit:
-                return True
-            stack.extend((x, d + 1) for x in v if isinstance(x, (dict, list)))
+    """Whether containers nest more than ``limit`` levels (level by level: a record is a few
+    dozen containers, so this costs microseconds; JSON decodes to exact dicts and lists)."""
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 1
+    while level:
+        if depth > limit:
+            return True
+        nxt: list[Any] = []
+        for v in level:
+            nxt += [x for x in (v.values() if type(v) is dict else v) if type(x) in _CONTAINERS]
+        level = nxt
+        depth += 1
     return False
+
+
+_CONTAINERS = (dict, list)
 
 
 def fix_surrogates(s: str) -> str:
@@ -324,8 +338,7 @@ def loads(line: str | bytes) -> Record | dict[str, Any]:
     or a known kind missing a required field.
     """
     try:
-        text = line.decode("utf-8") if isinstance(line, bytes) else line
-        d, _ = load_json(text)
+        d, _ = load_json(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise RecordError(f"invalid JSON ({_short(e)})") from None
     return from_dict(d)

@@ -321,6 +321,9 @@ def test_hostile_tree_end_to_end_no_forged_structure_reaches_an_agent(
     gt = structure(g.stdout.decode())
     assert gt["header"] == gt["get"] == gt["open"] == 0 and gt["turn"] == gt["sep"] >= 3
 
+    st = run_cmd("funes", "status", "--memory", mem).stdout.decode()
+    assert "  h ---: 1 session, 1 chunks\n" in st and "\u2028" not in st
+
     q = run_cmd("funes-query", "--memory", mem, input='{"query": "otterwhale ledger", "k": 5}\n')
     assert q.returncode == 0, q.stderr
     hits = jsonl(q.stdout)
@@ -348,3 +351,31 @@ def _mcp_outputs_parse_cleanly(mem: Path) -> None:
             assert gt["header"] == gt["get"] == 0 and gt["turn"] == gt["sep"] >= 3, turns
 
     run(scenario)
+
+
+def test_a_warm_reader_reopens_when_a_scrub_purged_the_files_it_held(tmp_path: Path) -> None:
+    from funes.records import Chunk
+    from funes.retrieval import Query, Searcher
+    from funes.store import open_memory
+
+    def chunk(i: int, text: str) -> Chunk:
+        return Chunk(id=f"c{i}", text=text, session_id="s", turn_uuid=f"t{i}", parent_uuid=None,
+                     seq=i, ts="", role="user", block_type="text", block_idx=0, split_idx=0,
+                     tool_name=None, harness="claude_code", workdir="w", repo="", source_path="")  # fmt: skip
+
+    path = tmp_path / "memory"
+    mem = open_memory(path, create=True)
+    with mem.writer() as w:
+        for i in range(4):  # one commit (one data file) each
+            w.append([chunk(i, f"the axolotlrelay token for zq{i}host is sk-old{i}")])
+    reader = Searcher(open_memory(path), embedder=None, mode="lexical")
+    assert [h.row["id"] for h in reader.search(Query("zq0host", k=4)).hits] == ["c0"]
+    # What `funes scrub` does: rewrite rows, then purge every older version and its files.
+    with open_memory(path).writer() as w:
+        w.delete(["c1"])
+        w.append([chunk(1, "the axolotlrelay token for zq1host is [REDACTED:generic]")])
+        w.purge()
+    hits = reader.search(Query("axolotlrelay token", k=4)).hits
+    assert sorted(h.row["text"].split(" is ")[-1] for h in hits) == [
+        "[REDACTED:generic]", "sk-old0", "sk-old2", "sk-old3"
+    ]  # fmt: skip

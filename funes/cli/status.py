@@ -63,10 +63,13 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def render(st: Status, models: dict[str, str | None]) -> str:
-    lines = [f"memory: {st.label}", f"chunks: {st.chunks}", f"sessions: {st.sessions}"]
-    for h, c in st.by_agent.items():
+    from funes.cli._format import one_line
+
+    lines = [f"memory: {one_line(st.label)}", f"chunks: {st.chunks}", f"sessions: {st.sessions}"]
+    for h, c in st.by_agent.items():  # harness names come from the rows: someone else's, maybe
         lines.append(
-            f"  {h}: {c['sessions']} session{'s' if c['sessions'] != 1 else ''}, {c['chunks']} chunks"
+            f"  {one_line(h)}: {c['sessions']} session{'s' if c['sessions'] != 1 else ''}, "
+            f"{c['chunks']} chunks"
         )
     if st.without_vectors:
         lines.append(

@@ -471,25 +471,23 @@ def iter_json_lines(fp: IO[bytes], stats: FileStats) -> Iterator[dict[str, Any]]
         if not line:
             continue
         bad = "malformed_json" if raw.endswith(b"\n") else "truncated"
+        # A line can be tens of megabytes: hold no copy of it while the record is consumed.
+        del raw
         try:
-            text = line.decode("utf-8")
+            rec, fixed = load_json(line)
         except UnicodeDecodeError:
             stats.skip(lineno, "not_utf8")
             continue
-        # A line can be tens of megabytes: hold no copy of it while the record is consumed.
-        del raw, line
-        try:
-            rec, fixed = load_json(text)
         except TooDeep:
             stats.skip(lineno, "too_deep")
             continue
         except json.JSONDecodeError as e:
-            glued = _concatenated(text) if e.msg == "Extra data" else []
+            glued = _concatenated(line.decode("utf-8")) if e.msg == "Extra data" else []
             if not glued:
                 stats.skip(lineno, bad)
                 continue
             try:
-                glued, fixed = check_value(glued, text)
+                glued, fixed = check_value(glued, line)
             except TooDeep:
                 stats.skip(lineno, "too_deep")
                 continue
@@ -505,7 +503,7 @@ def iter_json_lines(fp: IO[bytes], stats: FileStats) -> Iterator[dict[str, Any]]
                     stats.records_kept += 1
                     yield part
             continue
-        del text
+        del line
         if not isinstance(rec, dict):
             stats.skip(lineno, "not_object")
             continue
