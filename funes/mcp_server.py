@@ -4,8 +4,9 @@ Each tool returns the same text the CLI prints in its agent format, so an agent 
 format whether it shells out or calls a tool. A tool never fails the protocol for a user error:
 the message comes back as text (`recall error: …`), and the server keeps answering.
 
-Models load on the first `recall` (so `initialize` answers at once) and stay warm for the life
-of the process. The memory behind each call is reopened (a few milliseconds) so turns indexed by
+`initialize` answers at once; as soon as the client confirms it (`notifications/initialized`),
+a background thread loads the models and the default memory and runs one throw-away search, so
+an agent's first recall does not pay for them. They stay warm for the life of the process. The memory behind each call is reopened (a few milliseconds) so turns indexed by
 the agents' hooks while the server runs are found at once.
 
 The `mcp` SDK is imported inside :func:`build_server` only: importing this module stays cheap.
@@ -17,7 +18,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Annotated, Any
 
-from funes.errors import FunesError, UsageError
+from funes.errors import FunesError
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -119,6 +120,21 @@ class Memories:
             return MultiSearcher(many).search(query)
 
 
+def warm(memories: Memories) -> None:
+    """Load what a first recall needs (models, the default memory, its lexical segments and
+    the ONNX sessions' first run). Best-effort: a missing memory or model is for the first
+    real call to report."""
+    from funes.models import load_embedder, load_reranker
+    from funes.retrieval import Query
+
+    try:
+        load_embedder()
+        load_reranker()
+        memories.search(None, Query("warm up", k=1, neighbors=0))
+    except Exception as e:  # the first real call reports it properly
+        log.debug("warm-up stopped: %s", e)
+
+
 def recall(
     memories: Memories,
     query: str,
@@ -127,32 +143,27 @@ def recall(
     harness: str | None = None,
     memory: str | None = None,
 ) -> str:
+    from funes import validate
     from funes.cli._format import recall_agent
-    from funes.retrieval import Filters, Query
 
-    text = " ".join(query.split())
-    if not text:
-        raise UsageError("empty query — say what to look for")
-    if k < 1:
-        raise UsageError(f"k must be ≥ 1, got {k}")
-    filters = Filters(
-        block_type=(block_type or "").strip() or None, harness=(harness or "").strip() or None
-    )
-    filters.where()  # an unknown harness fails before any model loads
-    return recall_agent(memories.search(memory, Query(text, k=k, filters=filters)))
+    raw = {"k": k, "block_type": block_type, "harness": harness}
+    q = validate.query(" ".join(query.split()), raw, style="mcp")  # before any model loads
+    return recall_agent(memories.search(memory, q))
 
 
 def get(
     memories: Memories, session_id: str, turn_uuid: str, window: int = 3, memory: str | None = None
 ) -> str:
+    from funes import validate
     from funes.cli._format import get_agent
     from funes.cli.get import window as turn_window
 
-    if window < 0:
-        raise UsageError(f"window must be ≥ 0, got {window}")
+    width = validate.number("window", window, style="mcp")
+    sid = validate.text("session_id", session_id, style="mcp").strip()
+    turn = validate.text("turn_uuid", turn_uuid, style="mcp").strip()
     mem = memories.open(memory)
     try:
-        turns = turn_window(mem, session_id.strip(), turn_uuid.strip(), window)
+        turns = turn_window(mem, sid, turn, width)
     except FunesError:
         # Not stored: the reference answers with this line rather than an error.
         return f"turn {turn_uuid} not found in session {session_id}\n"
@@ -199,6 +210,16 @@ def build_server(default_memory: str | None = None) -> "MCPServer":
     server = MCPServer(
         name="funes", version=funes.__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
+    warming = threading.Event()
+
+    async def warm_after_initialize(ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.method == "notifications/initialized" and not warming.is_set():
+            warming.set()
+            threading.Thread(target=warm, args=(memories,), name="funes-warm", daemon=True).start()
+        return result
+
+    server.middleware.append(warm_after_initialize)
     # Optional strings default to "" (blank = absent): a plain string schema suits every client.
     Memory_ = Annotated[str, Field(description=MEMORY_HELP)]
 

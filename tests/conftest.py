@@ -56,3 +56,20 @@ def run_cmd(
 
 def jsonl(data: bytes) -> list[dict[str, Any]]:
     return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def samples_memory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """contrib/samples indexed (with vectors) once per test session, for tests that only read.
+
+    Tests that write copy it first (``shutil.copytree``)."""
+    root = tmp_path_factory.mktemp("samples-memory")
+    env = {
+        "HOME": str(root / "home"),
+        "FUNES_HOME": str(root / "funes-home"),
+        "FUNES_CACHE_DIR": str(tmp_path_factory.getbasetemp() / "funes-model-cache"),
+    }
+    mem = root / "memory"
+    p = run_cmd("funes", "index", REPO / "contrib" / "samples", "--yes", "--memory", mem, env=env)
+    assert p.returncode == 0, p.stderr.decode()
+    return mem

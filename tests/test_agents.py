@@ -43,7 +43,9 @@ if name == "claude":
         if "mcp" not in state: absent("No MCP server found with name: funes")
         print("funes:\n  Scope: User config\n  Type: stdio\n  Command: %s\n  Args: %s" % (state["mcp"][0], " ".join(state["mcp"][1:])))
     elif a[:2] == ["mcp", "remove"]:
-        if "mcp" not in state: absent('No MCP server named "funes" found in user config')
+        if os.environ.get("FAKE_REMOVE_FAILS"): absent(os.environ["FAKE_REMOVE_FAILS"])
+        if "mcp" not in state:
+            absent(os.environ.get("FAKE_ABSENT_MCP", 'No MCP server named "funes" found in user config'))
         del state["mcp"]
 elif name == "codex":
     if a[:2] == ["mcp", "add"]: state["mcp"] = a[a.index("--") + 1:]
@@ -377,3 +379,32 @@ def test_shipped_hook_script_is_the_canonical_one() -> None:
 
     shipped = resources.files("funes.agents").joinpath("hooks/funes-index.sh").read_bytes()
     assert shipped == (REPO / "hooks/funes-index.sh").read_bytes()
+
+
+def test_remove_takes_any_not_found_wording_once_the_registration_is_gone(
+    private_home: Path, fakes: Path
+) -> None:
+    assert funes("add", "claude", "--no-index", state=fakes).returncode == 0
+    # The user removed the server by hand; this claude version words its answer differently.
+    st = json.loads((fakes / "claude.json").read_text())
+    del st["mcp"]
+    (fakes / "claude.json").write_text(json.dumps(st))
+    out = funes(
+        "remove", "claude", state=fakes, FAKE_ABSENT_MCP='No MCP server found with name: "funes"'
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "failed" not in out.stdout + out.stderr
+    assert not (private_home / ".funes").exists() or not any(
+        (private_home / ".funes").rglob("*.json")
+    )
+
+
+def test_remove_still_fails_when_the_agent_keeps_the_registration(
+    private_home: Path, fakes: Path
+) -> None:
+    assert funes("add", "claude", "--no-index", state=fakes).returncode == 0
+    out = funes("remove", "claude", state=fakes, FAKE_REMOVE_FAILS="not found: config is locked")
+    assert out.returncode == 1
+    assert "`claude mcp remove funes -s user` failed (exit 1): not found: config is locked" in (
+        out.stdout + out.stderr
+    )

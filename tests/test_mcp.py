@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import BIN, REPO, run_cmd
+from conftest import BIN, run_cmd
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -23,18 +23,9 @@ SESSION = "5f0c2d1e-8a7b-4c3d-9e2f-1a2b3c4d5e6f"  # the Claude sample: tile cach
 
 
 @pytest.fixture(scope="module")
-def memory(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled samples, indexed once for every test here."""
-    root = tmp_path_factory.mktemp("mcp-memory")
-    env = {
-        "HOME": str(root / "home"),
-        "FUNES_HOME": str(root / "funes-home"),
-        "FUNES_CACHE_DIR": str(tmp_path_factory.getbasetemp() / "funes-model-cache"),
-    }
-    mem = root / "memory"
-    p = run_cmd("funes", "index", REPO / "contrib" / "samples", "--yes", "--memory", mem, env=env)
-    assert p.returncode == 0, p.stderr.decode()
-    return mem
+def memory(samples_memory: Path) -> Path:
+    """The bundled samples, indexed once for the whole test session."""
+    return samples_memory
 
 
 @asynccontextmanager
@@ -116,7 +107,10 @@ def test_recall_filters_and_k_reach_the_search(memory: Path) -> None:
             text, _ = await call(client, "recall", query="TileCache", block_type="tool_result", k=3)
             assert all(line.endswith("tool_result") for line in _headers(text))
             text, _ = await call(client, "recall", query="TileCache", harness="vim")
-            assert text.startswith('recall error: unknown harness "vim"')
+            assert text == (
+                "recall error: 'harness' must be an agent funes reads: "
+                "claude, codex, hermes, pi (got 'vim')"
+            )
 
     run(scenario)
 
@@ -175,7 +169,7 @@ def test_bad_arguments_come_back_as_error_results_not_a_dead_server(memory: Path
             assert (text, is_error) == ("recall error: empty query — say what to look for", False)
 
             text, _ = await call(client, "get", session_id=SESSION, turn_uuid="c-5", window=-1)
-            assert text == "get error: window must be ≥ 0, got -1"
+            assert text == "get error: 'window' must be a whole number from 0 to 1000 (got -1)"
 
             text, _ = await call(client, "get", session_id=SESSION, turn_uuid="nope")
             assert text == f"turn nope not found in session {SESSION}\n"

@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import BIN, REPO
 from test_agents import AGENTS, fakes, funes, seed, snapshot
 
 __all__ = ["fakes"]
@@ -164,7 +164,7 @@ def test_push_script_detaches_and_logs_each_outcome(tmp_path: Path, private_home
     assert "    funes: hf://datasets/ana/kb is unreachable" in log.read_text()
 
     doc = subprocess.run(
-        [str(REPO / ".venv/bin/funes"), "doctor", "claude", "--json"],
+        [str(BIN / "funes"), "doctor", "claude", "--json"],
         capture_output=True, text=True, env={**os.environ, "FUNES_HOME": str(fh), "PATH": "/usr/bin:/bin"},
         timeout=60, check=False,
     )  # fmt: skip

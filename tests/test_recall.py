@@ -28,13 +28,9 @@ def claude(uuid: str, ts: str, text: str, role: str = "assistant") -> dict[str, 
 
 
 @pytest.fixture(scope="module")
-def sample_memory(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled samples indexed once into a memory shared by this module's tests."""
-    mem = tmp_path_factory.mktemp("mem") / "memory"
-    r = run_cmd("funes", "index", SAMPLES, "--yes", "--memory", mem,
-                env={"FUNES_CACHE_DIR": str(tmp_path_factory.getbasetemp() / "funes-model-cache")})  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    return mem
+def sample_memory(samples_memory: Path) -> Path:
+    """The bundled samples indexed once (conftest), shared by this module's tests."""
+    return samples_memory
 
 
 def recall(mem: Path, *args: str | Path) -> str:
@@ -95,7 +91,9 @@ def test_since_and_until_use_turn_timestamps(sample_memory: Path) -> None:
     early = jsonl(run_cmd(*base, "--until", "2026-10-14").stdout)
     assert early and {h["harness"] for h in early} == {"claude_code"}
     bad = run_cmd(*base, "--since", "last tuesday")
-    assert bad.returncode == 2 and bad.stderr.decode().startswith("funes: cannot read the time")
+    assert bad.returncode == 2 and bad.stderr.decode().startswith(
+        "funes: --since must be a date (2026-03-01"
+    )
 
 
 def test_absent_topic_gets_the_weak_evidence_line(sample_memory: Path) -> None:

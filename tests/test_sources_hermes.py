@@ -300,3 +300,22 @@ def test_hermes_home_given_as_a_directory_also_reads_each_conversation_once(
     r = run_cmd("funes-parse", hh)
     assert r.returncode == 0, r.stderr
     assert {t["turn_uuid"] for t in jsonl(r.stdout)} == {"1", "2", "3", "4", "5"}
+
+
+def test_a_database_given_by_path_is_recognised_by_content_whatever_its_name(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "backup.db"
+    the_conversation(make_db(db))
+    r = run_cmd("funes-parse", db)
+    assert r.returncode == 0, r.stderr
+    turns = jsonl(r.stdout)
+    assert [t["role"] for t in turns] == ["user", "assistant", "tool", "tool", "assistant"]
+    assert {t["harness"] for t in turns} == {"hermes"} and {t["session_id"] for t in turns} == {
+        SESSION
+    }
+    other = tmp_path / "notes.db"
+    sqlite3.connect(other).executescript("CREATE TABLE kv (k TEXT, v TEXT);")
+    r = run_cmd("funes-parse", other)
+    assert r.returncode == 1
+    assert f"{other}: a SQLite database, but not Hermes' (no messages table)" in r.stderr.decode()

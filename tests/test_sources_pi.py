@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from conftest import EVAL_DEV, write_jsonl
+from conftest import EVAL_DEV, run_cmd, write_jsonl
 
 from funes import sources
 from funes.records import Turn
@@ -38,7 +38,8 @@ def test_v3_session_keeps_tree_ids_roles_and_blocks() -> None:
     assert [t.role for t in turns] == [
         "user", "assistant", "tool", "compaction", "branch_summary", "custom",
     ]  # fmt: skip
-    assert {t.session_id for t in turns} == {"compaction"}  # the file stem, as the reference
+    # pi's own session id (the header's `id`), not the file stem the reference uses
+    assert {t.session_id for t in turns} == {"s-77"}
     assert {t.workdir for t in turns} == {"-Users-bo-site"}
     # Whitespace-only text is dropped; tool calls keep compact JSON arguments and ids.
     assert [(b.type, b.text, b.tool_name, b.tool_use_id) for b in turns[1].blocks] == [
@@ -80,8 +81,11 @@ def test_string_user_content_epoch_ms_timestamps_and_id_less_entries() -> None:
     assert user.ts == "2025-12-24T00:32:29.359Z"
     assert turns[1].ts == "2025-12-24T00:32:34.170Z"
     # v1/v2 entries have no ids: a linear chain of synthesized ones.
-    assert [t.turn_uuid for t in turns] == [f"legacy-{i}" for i in range(len(turns))]
-    assert [t.parent_uuid for t in turns] == [None, *[f"legacy-{i}" for i in range(len(turns) - 1)]]
+    assert [t.turn_uuid for t in turns] == [f"2638daee-{i}" for i in range(len(turns))]
+    assert [t.parent_uuid for t in turns] == [
+        None,
+        *[f"2638daee-{i}" for i in range(len(turns) - 1)],
+    ]
 
 
 def test_user_bash_execution_becomes_a_bash_call_and_its_output() -> None:
@@ -146,3 +150,27 @@ def test_real_pi_sessions_lose_no_message() -> None:
         messages = sum(n for k, n in st.empty.items()) + len(turns)
         assert messages == cov["records_read"] - sum(cov["ignored"].values())
         assert {"user", "assistant", "tool"} <= {t.role for t in turns}
+
+
+def test_a_pi_hit_carries_pis_own_session_id_and_session_filters_by_it(
+    private_home: Path, tmp_path: Path
+) -> None:
+    pi_id = "0194b2c7-5e1a-7c3d-9f00-aa11bb22cc33"
+    f = (
+        private_home
+        / ".pi/agent/sessions/--Users-bo-site--"
+        / f"2026-03-04T09-00-00-000Z_{pi_id}.jsonl"
+    )
+    lines = (FIXTURES / "compaction.jsonl").read_text().replace('"id":"s-77"', f'"id":"{pi_id}"')
+    f.parent.mkdir(parents=True)
+    f.write_text(lines)
+    mem = tmp_path / "mem"
+    r = run_cmd("funes", "index", "--harness", "pi", "--no-embed", "--yes", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    out = run_cmd("funes", "recall", "what builds the css", "-k", "1", "--memory", mem,
+                  "--session", pi_id).stdout.decode()  # fmt: skip
+    header, get_line = out.splitlines()[:2]
+    assert header.startswith("[2026-03-04T09:00:02.000Z] pi -Users-bo-site/0194b2c7 text")
+    assert get_line == f"  → get {pi_id} a1 --memory {mem}"
+    other = run_cmd("funes", "recall", "what builds the css", "--memory", mem, "--session", "s-77")
+    assert other.stdout == b"no results"

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -407,9 +409,35 @@ def shell_join(argv: list[str]) -> str:
     return shlex.join(argv)
 
 
-def gone(proc: subprocess.CompletedProcess[str], marker: str) -> bool:
-    """A remove command succeeded, or said the thing was not there (its absent marker)."""
-    return proc.returncode == 0 or marker in (proc.stdout or "") + (proc.stderr or "")
+# How agent CLIs say a thing is not there, across versions and wordings.
+ABSENT_WORDS = re.compile(
+    r"not found|no such|not registered|not installed|does ?n[o']t exist|no matching|"
+    r"unknown (?:server|plugin|marketplace|package)|no mcp server",
+    re.IGNORECASE,
+)
+
+
+def gone(
+    proc: subprocess.CompletedProcess[str],
+    marker: str,
+    present: Callable[[], bool | None] | None = None,
+) -> bool:
+    """A remove command succeeded, or the thing is not there.
+
+    A failed remove counts as done when its output carries the known absent ``marker``; else,
+    when ``present()`` can tell, when the registration is really gone (whatever the agent said:
+    its wording changes between versions, and a user may have removed it by hand); else when
+    the output says "not found" in any of the usual ways."""
+    if proc.returncode == 0:
+        return True
+    said = (proc.stdout or "") + (proc.stderr or "")
+    if marker in said:
+        return True
+    if present is not None:
+        there = present()
+        if there is not None:
+            return not there
+    return bool(ABSENT_WORDS.search(said))
 
 
 def cli_error(argv: list[str], proc: subprocess.CompletedProcess[str]) -> str:

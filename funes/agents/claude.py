@@ -9,6 +9,7 @@ uninstalled first.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -194,21 +195,27 @@ def add(ctx: Context, res: Result) -> None:
     res.did(f"ran: {shell_join(mcp)}")
 
 
+def mcp_present() -> bool | None:
+    """Whether Claude Code has any MCP server named funes (None: cannot tell)."""
+    proc = run_cli(["claude", "mcp", "get", "funes"], timeout=60)
+    return None if proc is None else proc.returncode == 0
+
+
 def remove(ctx: Context, res: Result) -> None:
-    steps = [
-        (["claude", "mcp", "remove", "funes", "-s", "user"], ABSENT_MCP),
-        (["claude", "plugin", "uninstall", PLUGIN], ABSENT_PLUGIN),
-        (["claude", "plugin", "marketplace", "remove", MARKETPLACE], ABSENT_MARKETPLACE),
+    steps: list[tuple[list[str], str, Callable[[], bool | None] | None]] = [
+        (["claude", "mcp", "remove", "funes", "-s", "user"], ABSENT_MCP, mcp_present),
+        (["claude", "plugin", "uninstall", PLUGIN], ABSENT_PLUGIN, lambda: plugin_installed(ctx)),
+        (["claude", "plugin", "marketplace", "remove", MARKETPLACE], ABSENT_MARKETPLACE, None),
     ]
     if which("claude") is None:
-        for argv, _ in steps:
+        for argv, _, _ in steps:
             res.todo(shell_join(argv))
     else:
-        for argv, marker in steps:
+        for argv, marker, present in steps:
             proc = run_cli(argv)
             if proc is None:
                 continue
-            if not gone(proc, marker):
+            if not gone(proc, marker, present):
                 res.problem(cli_error(argv, proc))
             elif proc.returncode == 0:
                 res.did(f"ran: {shell_join(argv)}")

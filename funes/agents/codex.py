@@ -87,6 +87,12 @@ def mcp_registered(ctx: Context) -> bool | None:
     )
 
 
+def mcp_present() -> bool | None:
+    """Whether Codex has any MCP server named funes (None: cannot tell)."""
+    proc = run_cli(["codex", "mcp", "get", "funes", "--json"], timeout=60)
+    return None if proc is None else proc.returncode == 0
+
+
 def manual_block(ctx: Context) -> str:
     return json.dumps({"hooks": desired(ctx)}, indent=2)
 
@@ -134,7 +140,7 @@ def remove(ctx: Context, res: Result) -> None:
     proc = run_cli(argv)
     if proc is None:
         res.todo(shell_join(argv))
-    elif not gone(proc, ABSENT_MCP):
+    elif not gone(proc, ABSENT_MCP, mcp_present):
         res.problem(cli_error(argv, proc))
     elif proc.returncode == 0:
         res.did(f"ran: {shell_join(argv)}")

@@ -110,7 +110,7 @@ def remove(ctx: Context, res: Result) -> None:
     proc = run_cli(argv)
     if proc is None:
         res.todo(shell_join(argv))
-    elif not gone(proc, ABSENT):
+    elif not gone(proc, ABSENT, lambda: installed(ctx)):
         res.problem(cli_error(argv, proc))
     elif proc.returncode == 0:
         res.did(f"ran: {shell_join(argv)}")

@@ -6,7 +6,6 @@ agents that know funes read them unchanged. The human rendering of `get` is not 
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import textwrap
@@ -104,6 +103,56 @@ def recall_agent(result: Any, note: str = "") -> str:
     return "".join(out)
 
 
+def recall_human(result: Any, style: Any) -> str:
+    """Hits for a person at a terminal: a numbered header per hit, the full session id, the
+    passage wrapped to the terminal, neighbours dimmed, and a `funes get` line that runs as
+    printed (``--memory`` only when the hit is not from the default memory).
+
+    Not a contract: agents read :func:`recall_agent` (what a pipe gets)."""
+    note = getattr(result, "note", "")
+    out = [note] if note else []
+    if not result.hits:
+        return "".join(out) + "no results\n"
+    width = style.width
+    if result.verdict == "weak":
+        out.append(style.warn(textwrap.fill(WEAK_LINE, width)) + "\n\n")
+    for h in result.hits:
+        r = h.row
+        memory = getattr(h, "memory", None) or result.memory
+        when = (r["ts"] or "")[:16].replace("T", " ")
+        head = f"{h.rank}. {when} · {r['harness']} · {r['workdir']} · {r['block_type']}"
+        out.append(style.bold(head) + style.dim(f"  score {h.score:.3f}") + "\n")
+        shown = None if memory == default_label() else memory
+        cmd = f"funes get {get_args(r['session_id'], r['turn_uuid'], shown)}"
+        out.append("   " + style.accent(cmd) + "\n")
+        body = [f"{r['text']}\n"]
+        if getattr(h, "trusted", True):
+            for para in r["text"].split("\n"):
+                out.append(_wrap(para, width, "   ") + "\n")
+        else:
+            out.extend(_fenced(body, memory))
+        for n in h.neighbors:
+            line = f"~ {n['role']} {n['block_type']} seq{n['seq']}: {n['text']}"
+            out.append(style.dim(_wrap(line, width, "   ")) + "\n")
+        out.append("\n")
+    return "".join(out)
+
+
+def _wrap(text: str, width: int, indent: str) -> str:
+    if not text.strip():
+        return ""
+    return textwrap.fill(
+        text, width, initial_indent=indent, subsequent_indent=indent, replace_whitespace=False
+    )
+
+
+def default_label() -> str:
+    """The label of the default local memory (what a `→ get` line may leave out)."""
+    from funes.store.paths import default_memory_dir, memory_label
+
+    return memory_label(default_memory_dir())
+
+
 def _fenced(body: list[str], memory: str) -> list[str]:
     from funes.hub.untrusted import FENCE_CLOSE, FENCE_OPEN, defuse, flag_line, instruction_spans
 
@@ -166,7 +215,9 @@ def get_human(
     turns: Sequence[TurnView], centre: str, highlight: str | None = None, color: bool = False
 ) -> str:
     """A readable rendering for a terminal: headers, wrapped prose, compressed tool blocks."""
-    width = max(40, min(120, int(os.environ.get("COLUMNS", "100") or 100)))
+    from funes.cli._tty import term_width
+
+    width = term_width()
     dim, bold, rev, off = ("\x1b[2m", "\x1b[1m", "\x1b[7m", "\x1b[0m") if color else ("",) * 4
     out = []
     for t in turns:

@@ -12,13 +12,15 @@ import os
 import sys
 from pathlib import Path
 
+from funes.cli._args import Parser
 from funes.cli._pipe import run
+from funes.cli._tty import confirm
 
 AGENTS = ("claude", "codex", "hermes", "pi")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="funes add",
         description="Wire a coding agent to funes: a hook that indexes each turn, and the "
         "recall/get tools. Keeps everything of yours in the agent's config; idempotent.",
@@ -95,17 +97,22 @@ def first_index(agent: str, memory: str | None, skip: bool, yes: bool) -> None:
     if not roots:
         print(f"no {agent} sessions on this machine yet; the hook indexes them as they happen")
         return
+    from funes.store.indexer import pending
+
+    todo = pending(agent, memory)
+    if not todo:
+        print(f"your {agent} sessions are already indexed; the hook keeps them current")
+        return
     if not yes:
         if not sys.stdin.isatty():
             print(f"not a terminal: skipped the first index; run `{cmd}` (about a minute)")
             return
-        sys.stderr.write(
-            f"funes will index your recent {agent} sessions so recall works (about a minute). "
-            "Proceed? [Y/n] "
+        s = "" if todo == 1 else "s"
+        question = (
+            f"funes will index your recent {agent} sessions ({todo} not indexed yet) so "
+            f"recall works (about a minute, session{s} newest first). Proceed? [Y/n]"
         )
-        sys.stderr.flush()
-        answer = sys.stdin.readline()
-        if not answer or answer.strip().lower() not in ("", "y", "yes"):
+        if not confirm(question):
             print(f"skipped the first index; run `{cmd}` any time")
             return
     from funes.cli import index

@@ -19,12 +19,13 @@ import threading
 import time
 from typing import Any, TextIO
 
+from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.errors import FunesError, UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="funes ask",
         description="Ask claude or codex a question; it answers from the passages funes "
         "recalls from your memory, and names the sessions it used.",

@@ -16,6 +16,7 @@ from contextlib import ExitStack
 
 from funes import secrets
 from funes.chunking import TIERS, chunk_turn
+from funes.cli._args import Parser
 from funes.cli._pipe import BadLines, open_inputs, read_records, run
 from funes.errors import UsageError
 from funes.records import Turn, dumps
@@ -24,7 +25,7 @@ PROG = "funes-chunk"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=PROG,
         description="Split turn records into chunk records (≤1200 chars, 150 overlap, "
         "deterministic ids). Non-turn lines pass through unchanged.",

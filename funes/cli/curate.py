@@ -13,7 +13,9 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from funes.cli._args import Parser
 from funes.cli._pipe import run
+from funes.cli._tty import confirm
 
 if TYPE_CHECKING:
     from funes.hub.curate import Session
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="funes curate",
         description="Review which local sessions a project memory (a Hub dataset stamped with "
         "a project, OWNER/REPO) receives: `funes push` sends only included sessions.",
@@ -49,16 +51,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return run(lambda: _main(args))
-
-
-def _ask(question: str, default: bool) -> bool:
-    sys.stderr.write(question)
-    sys.stderr.flush()
-    answer = sys.stdin.readline()
-    if not answer:
-        return False
-    a = answer.strip().lower()
-    return default if a == "" else a in ("y", "yes")
 
 
 def _main(args: argparse.Namespace) -> int:
@@ -220,10 +212,10 @@ def _review(
     if not inc:
         return 0
     if needs_stamp:
-        if not _ask(f"Make {spec.uri} the project memory of {project}? [Y/n] ", True):
+        if not confirm(f"Make {spec.uri} the project memory of {project}? [Y/n]"):
             return 0
         _stamp(spec, info, project, local.model)
-    if _ask(f"Push the included sessions to {spec.uri} now? [Y/n] ", True):
+    if confirm(f"Push the included sessions to {spec.uri} now? [Y/n]"):
         from funes.hub.push import push
 
         report = push(spec, yes=True)

@@ -13,12 +13,13 @@ import sys
 from datetime import datetime
 from typing import Any
 
+from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli.add import AGENTS, context
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="funes doctor",
         description="Check each agent's funes wiring: hooks, MCP, the hook's last run.",
         epilog="Exit status: 0 (the report is informational), 2 bad arguments.",

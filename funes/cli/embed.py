@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-import time
 from contextlib import ExitStack
 
+from funes.cli._args import Parser
 from funes.cli._pipe import BadLines, open_inputs, read_records, run, warn
+from funes.cli._tty import progress as bar
 from funes.errors import FunesError, UsageError
 from funes.records import Chunk, dumps
 
@@ -22,7 +23,7 @@ PROG = "funes-embed"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=PROG,
         description="Add a 'vector' and 'model' to every chunk line (embedder: "
         "sentence-transformers/all-MiniLM-L6-v2). Other lines pass through unchanged.",
@@ -32,7 +33,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="*", metavar="FILE", help="JSONL input (default: stdin)")
     p.add_argument(
         "--batch",
-        type=int,
         default=64,
         metavar="N",
         help="chunks embedded (and written) per step (default: %(default)s)",
@@ -53,36 +53,18 @@ def main(argv: list[str] | None = None) -> int:
     return run(lambda: _main(args))
 
 
-class _Progress:
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.start = time.monotonic()
-        self.done = 0
-
-    def add(self, n: int) -> None:
-        self.done += n
-        if self.enabled:
-            rate = self.done / max(time.monotonic() - self.start, 1e-6)
-            sys.stderr.write(f"\r{PROG}: {self.done} chunks embedded ({rate:.1f}/s)")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled and self.done:
-            sys.stderr.write("\n")
-
-
 def _main(args: argparse.Namespace) -> int:
+    from funes import validate
     from funes.models import embed_chunks
 
-    if args.batch < 1:
-        raise UsageError("--batch must be at least 1")
+    args.batch = validate.number("batch", args.batch)
     if args.memory and not args.skip_existing:
         raise UsageError("--memory goes with --skip-existing")
     stored = _stored_ids(args.memory) if args.skip_existing else None
     skipped = 0
     bad = BadLines(PROG, args.strict)
     out = io.BufferedWriter(sys.stdout.buffer, buffer_size=1 << 16)
-    progress = _Progress(sys.stderr.isatty())
+    progress = bar(None, PROG, unit="chunk")
     pending: list[bytes | Chunk] = []  # input order: raw lines to pass through, chunks to embed
     chunks: list[Chunk] = []
 
@@ -94,7 +76,7 @@ def _main(args: argparse.Namespace) -> int:
             else:
                 out.write(item if item.endswith(b"\n") else item + b"\n")
         out.flush()
-        progress.add(len(chunks))
+        progress.update(len(chunks))
         pending.clear()
         chunks.clear()
 

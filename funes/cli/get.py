@@ -3,27 +3,28 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import TYPE_CHECKING
 
+from funes.cli._args import Parser
 from funes.cli._format import TurnView, get_agent, get_human, group_turns
 from funes.cli._pipe import run
-from funes.errors import FunesError, UsageError
+from funes.cli._tty import spinner, tty_style
+from funes.errors import FunesError
 
 if TYPE_CHECKING:
     from funes.store.memory import Memory
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="funes get",
         description="Show a turn of a session and the turns around it (the `→ get` line of a "
         "recall hit runs as printed).",
     )
     p.add_argument("session_id")
     p.add_argument("turn_uuid")
-    p.add_argument("--window", type=int, default=3, help="turns either side (default 3)")
+    p.add_argument("--window", metavar="N", default=3, help="turns either side (default 3)")
     p.add_argument("--memory", metavar="M", help="a memory directory (default: your local memory)")
     p.add_argument("--highlight", metavar="TEXT", help="mark this passage (human format)")
     p.add_argument(
@@ -40,18 +41,23 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    from funes import validate
     from funes.store import open_memory
 
-    if args.window < 0:
-        raise UsageError("--window must be ≥ 0")
-    mem = open_memory(args.memory)
-    turns = window(mem, args.session_id, args.turn_uuid, args.window)
-    fmt = args.format or ("human" if sys.stdin.isatty() and sys.stdout.isatty() else "agent")
+    width = validate.number("window", args.window)
+    session_id = validate.text("session_id", args.session_id).strip()
+    turn_uuid = validate.text("turn_uuid", args.turn_uuid).strip()
+    memory = validate.text("memory", args.memory) if args.memory else None
+    with spinner("reading"):
+        mem = open_memory(memory)
+        turns = window(mem, session_id, turn_uuid, width)
+    style = tty_style(sys.stdout)
+    fmt = args.format or ("agent" if style is None else "human")
     if fmt == "agent":
         sys.stdout.write(get_agent(turns, mem.note, mem.label, mem.trusted))
     else:
-        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        sys.stdout.write(get_human(turns, args.turn_uuid, args.highlight, color))
+        color = style.color if style is not None else False
+        sys.stdout.write(get_human(turns, turn_uuid, args.highlight, color))
     return 0
 
 

@@ -18,14 +18,16 @@ import os
 import sys
 from typing import Any
 
+from funes.cli._args import Parser
 from funes.cli._pipe import run
+from funes.cli._tty import IndexProgress, confirm
 from funes.errors import UsageError
 
 PROG = "funes"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="funes index",
         description="Index coding-agent sessions into the memory: a path in full, or (no "
         "path) every known agent root within a 60 s budget, newest sessions first.",
@@ -40,9 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(OWNER/NAME or hf://datasets/OWNER/NAME)",
     )
     p.add_argument("--harness", metavar="NAME", help="claude, codex, pi or hermes")
-    p.add_argument(
-        "--limit", type=int, metavar="N", help="only the N most recent sessions per source"
-    )
+    p.add_argument("--limit", metavar="N", help="only the N most recent sessions per source")
     p.add_argument("--no-thinking", action="store_true", help="leave thinking blocks out")
     p.add_argument("-y", "--yes", action="store_true", help="finish past the budget, no prompt")
     p.add_argument("--memory", metavar="DIR", help="memory directory (default: $FUNES_HOME/memory)")
@@ -66,19 +66,32 @@ def main(argv: list[str] | None = None) -> int:
     return run(lambda: _main(args))
 
 
-def _ask(prompt: str) -> bool:
-    sys.stderr.write(prompt)
-    sys.stderr.flush()
-    answer = sys.stdin.readline().strip().lower()
-    return answer in ("", "y", "yes")
+def _budget() -> float:
+    """The sweep's time budget: 60 s, or ``$FUNES_INDEX_BUDGET`` seconds."""
+    from funes.store.indexer import BUDGET_SECONDS
+
+    raw = os.environ.get("FUNES_INDEX_BUDGET", "").strip()
+    if not raw:
+        return BUDGET_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 86400:
+        raise UsageError(f"FUNES_INDEX_BUDGET must be seconds from 0 to 86400 (got {raw!r})")
+    return value
 
 
 def _main(args: argparse.Namespace) -> int:
+    from funes import validate
     from funes.store import indexer
 
+    limit = validate.number("limit", args.limit) if args.limit is not None else None
+    # a sweep reads agents; with paths, any registered source (parquet too) may be forced
+    harness = validate.harness(args.harness) if args.harness and not args.paths else args.harness
     if args.backfill and args.paths:
         raise UsageError("--backfill takes no path: it embeds what the memory already holds")
-    progress = indexer.Progress()
+    progress = IndexProgress()
     if args.backfill:
         report = indexer.backfill(args.memory, progress=progress)
     else:
@@ -86,15 +99,17 @@ def _main(args: argparse.Namespace) -> int:
         opts = indexer.IndexOptions(
             paths=paths,
             units=units,
-            harness=args.harness,
-            limit=args.limit,
+            harness=harness,
+            limit=limit,
             thinking=not args.no_thinking,
             yes=args.yes,
             memory=args.memory,
             embed=not args.no_embed,
+            budget=_budget(),
         )
-        report = indexer.index(opts, progress=progress, ask=_ask)
-    for line in indexer.describe(report):
+        report = indexer.index(opts, progress=progress, ask=confirm)
+    backfill = "funes index --backfill" + (f" --memory {args.memory}" if args.memory else "")
+    for line in indexer.describe(report, backfill):
         print(f"funes: {line}", file=sys.stderr)
     if args.json:
         print(json.dumps(indexer.as_dict(report)))

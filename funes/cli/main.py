@@ -86,11 +86,21 @@ def main(argv: list[str] | None = None) -> int:
     if exe:
         sys.stdout.flush()
         os.execv(exe, [exe, *rest])
-    known = [*verbs(), "help", "version"]
-    near = difflib.get_close_matches(verb, known, n=1, cutoff=0.6)
-    hint = f" Did you mean `funes {near[0]}`?" if near else " See `funes --help`."
+    near = close_verb(verb)
+    hint = f" Did you mean `funes {near}`?" if near else " See `funes --help`."
     print(f"funes: '{verb}' is not a funes verb.{hint}", file=sys.stderr)
     return 2
+
+
+def close_verb(word: str) -> str | None:
+    """A verb ``word`` is a slip of (one or two letters off, or its start), else None:
+    `funes reacll` → recall, `funes stat` → status, but `funes update` → nothing."""
+    known = [*verbs(), "help", "version"]
+    prefixed = [v for v in known if len(word) >= 3 and v.startswith(word)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    near = difflib.get_close_matches(word, known, n=1, cutoff=0.8)
+    return near[0] if near else None
 
 
 if __name__ == "__main__":

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.errors import UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="funes mcp",
         description="Serve the `recall`, `get` and `status` tools over MCP on stdin/stdout, for "
         "an agent to start (see docs/mcp.md). Logs go to stderr.",

@@ -12,13 +12,14 @@ import json
 import sys
 from typing import Any
 
+from funes.cli._args import Parser
 from funes.cli._pipe import run
 
 PROG = "funes models"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=PROG,
         description="Show the local models (embedder, reranker), their pins, where their "
         "files came from and a sha256 check; `fetch` downloads the optional reranker.",

@@ -11,11 +11,13 @@ import argparse
 import json
 import sys
 
+from funes.cli._args import Parser
 from funes.cli._pipe import run
+from funes.cli._tty import steps
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="funes optimize",
         description="Compact the memory and build its vector index when it is large enough.",
     )
@@ -36,8 +38,8 @@ def _main(args: argparse.Namespace) -> int:
     from funes.store import open_memory
 
     mem = open_memory(args.memory)
-    with mem.writer() as w:
-        report = w.optimize(ann=args.ann)
+    with mem.writer() as w, steps(3, "optimize") as step:
+        report = w.optimize(ann=args.ann, on_step=step)
     report["memory"] = mem.label
     if args.json:
         print(json.dumps(report))

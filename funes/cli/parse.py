@@ -16,6 +16,7 @@ from typing import Any
 
 from funes import sources
 from funes.chunking import EMBEDDED_SPLITS, oversized
+from funes.cli._args import Parser
 from funes.cli._pipe import run, warn
 from funes.errors import FunesError, UsageError
 from funes.records import Turn, dumps
@@ -25,7 +26,7 @@ PROG = "funes-parse"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=PROG,
         description="Parse coding-agent transcripts (files, directory trees, or - for stdin) "
         "into turn records, one JSON object per line on stdout.",

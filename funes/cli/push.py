@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from funes.cli._args import Parser
 from funes.cli._pipe import run
+from funes.cli._tty import confirm
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="funes push",
         description="Publish the chunks a Hugging Face dataset lacks (append-only). Every block "
         "is scanned for secrets first; blocks with a finding stay here.",
@@ -30,13 +32,6 @@ def main(argv: list[str] | None = None) -> int:
     return run(lambda: _main(args))
 
 
-def _ask(question: str) -> bool:
-    sys.stderr.write(question)
-    sys.stderr.flush()
-    answer = sys.stdin.readline().strip().lower()
-    return answer in ("y", "yes")
-
-
 def _main(args: argparse.Namespace) -> int:
     from funes.hub.push import push
     from funes.hub.spec import parse
@@ -44,7 +39,7 @@ def _main(args: argparse.Namespace) -> int:
     spec = parse(args.memory)
     tty = sys.stdin.isatty() and sys.stderr.isatty()
     report = push(
-        spec, args.source, yes=args.yes, create=args.create, confirm=_ask if tty else None
+        spec, args.source, yes=args.yes, create=args.create, confirm=confirm if tty else None
     )
     sys.stdout.write(report.text())
     return 0

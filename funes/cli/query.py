@@ -10,19 +10,26 @@ import argparse
 import io
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from funes import validate
+from funes.cli._args import Parser
 from funes.cli._pipe import BadLines, run
-from funes.cli._search_args import add_search_options, filters_from
-from funes.errors import UsageError
+from funes.cli._search_args import add_search_options, search_values
+from funes.errors import FunesError, UsageError
 from funes.records import RecordError, dumps
+from funes.validate import FILTERS
+
+if TYPE_CHECKING:
+    from funes.retrieval import Query
 
 PROG = "funes-query"
-FILTER_KEYS = ("block_type", "type", "harness", "workdir", "repo", "session", "since", "until")
+# What a stdin line may carry besides "query" and "id"; "type" is --type's spelling.
+LINE_KEYS = ("k", "candidates", "neighbors", "half_life", "type", *FILTERS)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=PROG,
         description="Answer queries from the memory as hit records (JSONL). Give a query as "
         'arguments, or pipe {"query": …} lines on stdin.',
@@ -40,13 +47,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from funes.retrieval import Query, open_searcher
+    from funes.retrieval import open_searcher
 
-    base = filters_from(args)
-    base.where()
-    if not args.query and sys.stdin.isatty():
-        raise UsageError("no query — give one as arguments, or pipe JSONL query lines on stdin")
-    searcher = open_searcher(args.memory)
+    base = search_values(args)
+    if args.query:
+        first: Query | None = validate.query(" ".join(args.query), base)
+    else:
+        first = None
+        validate.query("-", base)  # the options every line inherits, checked once up front
+        if sys.stdin.isatty():
+            raise UsageError("no query — give one as arguments, or pipe JSONL query lines on stdin")
+    memory = validate.text("memory", args.memory) if args.memory else None
+    searcher = open_searcher(memory)
     out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", write_through=False)
     bad = BadLines(PROG, args.strict)
 
@@ -55,19 +67,24 @@ def _main(args: argparse.Namespace) -> int:
             out.write(dumps(rec) + "\n")
 
     try:
-        if args.query:
-            answer(Query(" ".join(args.query), args.k, args.candidates, args.neighbors,
-                         args.half_life, base))  # fmt: skip
+        if first is not None:
+            answer(first)
             return 0
         for lineno, raw in enumerate(sys.stdin.buffer, 1):
             if not raw.strip():
                 continue
             try:
-                q = _query_line(raw, args, base)
+                q = query_line(raw, base)
             except (RecordError, UsageError) as e:
                 bad.skip("<stdin>", lineno, str(e))
                 continue
-            answer(q)
+            try:
+                answer(q)
+            except FunesError:
+                raise  # the memory or the models failed: every later line would fail too
+            except Exception as e:  # this line's request, not the stream, is at fault
+                bad.skip("<stdin>", lineno, f"could not be answered ({type(e).__name__})")
+                continue
             out.flush()
     finally:
         out.flush()
@@ -75,38 +92,16 @@ def _main(args: argparse.Namespace) -> int:
     return 1 if bad.count else 0
 
 
-def _query_line(raw: bytes, args: argparse.Namespace, base: Any) -> Any:
-    from dataclasses import replace
-
-    from funes.retrieval import Query
-
+def query_line(raw: bytes, base: dict[str, Any]) -> Query:
+    """One stdin line → a checked Query; the line's keys override the command's options."""
     try:
         d = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         raise RecordError("invalid JSON") from None
     if not isinstance(d, dict) or not isinstance(d.get("query"), str) or not d["query"].strip():
         raise RecordError("needs a non-empty string 'query'")
-    over = {("block_type" if k == "type" else k): d[k] for k in FILTER_KEYS if d.get(k) is not None}
-    filters = replace(base, **over)
-    filters.where()
-    ints = {}
-    for key in ("k", "candidates", "neighbors"):
-        v = d.get(key, getattr(args, key))
-        if not isinstance(v, int) or isinstance(v, bool) or v < (0 if key == "neighbors" else 1):
-            raise RecordError(f"'{key}' must be a positive integer")
-        ints[key] = v
-    half = d.get("half_life", args.half_life)
-    if not isinstance(half, (int, float)):
-        raise RecordError("'half_life' must be a number")
-    return Query(
-        d["query"],
-        ints["k"],
-        ints["candidates"],
-        ints["neighbors"],
-        float(half),
-        filters,
-        d.get("id"),
-    )
+    over = {("block_type" if k == "type" else k): d[k] for k in LINE_KEYS if d.get(k) is not None}
+    return validate.query(d["query"], {**base, **over}, style="json", id=d.get("id"))
 
 
 if __name__ == "__main__":

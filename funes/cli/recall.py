@@ -1,19 +1,24 @@
-"""`funes recall "…"`: ranked passages with provenance, in the agent format (or --json)."""
+"""`funes recall "…"`: ranked passages with provenance, in the agent format (or --json).
+
+On a terminal the same hits are rendered for a person (wrapped, coloured unless NO_COLOR);
+piped, the output is the agent format, byte for byte.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from funes.cli._format import recall_agent
+from funes.cli._args import Parser
+from funes.cli._format import recall_agent, recall_human
 from funes.cli._pipe import run
-from funes.cli._search_args import add_search_options, filters_from
-from funes.errors import UsageError
+from funes.cli._search_args import add_search_options, search_values
+from funes.cli._tty import spinner, tty_style
 from funes.records import dumps
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="funes recall",
         description="Search the memory for a question; print ranked passages with where they "
         "came from and the `get` command that shows the turns around each.",
@@ -30,23 +35,24 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from funes.retrieval import Query, open_searcher
+    from funes import validate
 
-    text = " ".join(args.query).strip()
-    if not text:
-        raise UsageError("empty query — say what to look for")
-    if args.k < 1 or args.candidates < 1 or args.neighbors < 0:
-        raise UsageError("-k and --candidates must be ≥ 1, --neighbors ≥ 0")
-    filters = filters_from(args)
-    filters.where()  # bad --since/--harness fail before any model loads
-    searcher = open_searcher(args.memory)
-    q = Query(text, args.k, args.candidates, args.neighbors, args.half_life, filters)
-    result = searcher.search(q)
+    # Every value is checked before any model loads or memory opens.
+    q = validate.query(" ".join(args.query), search_values(args))
+    memory = validate.text("memory", args.memory) if args.memory else None
+    with spinner("searching"):
+        from funes.retrieval import open_searcher
+
+        result = open_searcher(memory).search(q)
     if args.json:
         for rec in result.records():
             sys.stdout.write(dumps(rec) + "\n")
-    else:
+        return 0
+    style = tty_style(sys.stdout)
+    if style is None:
         sys.stdout.write(recall_agent(result))
+    else:
+        sys.stdout.write(recall_human(result, style))
     return 0
 
 

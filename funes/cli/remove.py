@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 
+from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli.add import AGENTS, context, print_result
 
 
 def build_parser() -> argparse.ArgumentParser:
-    return argparse.ArgumentParser(
+    return Parser(
         prog="funes remove",
         description="Unwire a coding agent: funes' hooks, scripts and registrations go, "
         "everything of yours stays. Never deletes memories or transcripts; idempotent.",

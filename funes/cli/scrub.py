@@ -13,11 +13,13 @@ import argparse
 import json
 import sys
 
+from funes.cli._args import Parser
 from funes.cli._pipe import run
+from funes.cli._tty import steps
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="funes scrub",
         description="Redact secrets already stored in a local memory (source transcripts are "
         "never touched). Needs a secret scanner unless --builtin-only is given.",
@@ -43,7 +45,10 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     from funes.store.scrub import describe, scrub
 
-    report = scrub(args.memory, dry_run=args.dry_run, builtin_only=args.builtin_only)
+    with steps(4, "scrub") as step:
+        report = scrub(
+            args.memory, dry_run=args.dry_run, builtin_only=args.builtin_only, on_step=step
+        )
     if args.json:
         print(json.dumps(report.as_dict()))
     else:

@@ -7,12 +7,13 @@ import json
 import sys
 from datetime import UTC, datetime
 
+from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.store.status import Status
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="funes status", description="What the memory holds.")
+    p = Parser(prog="funes status", description="What the memory holds.")
     p.add_argument(
         "memory_pos", nargs="?", metavar="MEMORY", help="a memory dir or a Hub dataset OWNER/NAME"
     )

@@ -16,6 +16,7 @@ import sys
 from contextlib import ExitStack
 from typing import IO
 
+from funes.cli._args import Parser
 from funes.cli._pipe import BadLines, run
 from funes.errors import UsageError
 from funes.records import Chunk, RecordError, loads
@@ -25,7 +26,7 @@ BATCH = 4000
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=PROG,
         description="Append chunk records (with or without vectors) to a memory; ids already "
         "stored are skipped. Prints one JSON summary line.",

@@ -427,10 +427,12 @@ def parse_stream(
 ) -> Iterator[Turn]:
     """Parse one JSONL transcript from an open binary stream (a file or stdin)."""
     head = fp.peek(8192)[:8192] if hasattr(fp, "peek") else b""
-    if head.startswith((b"PAR1", b"SQLite format 3\0")):
+    if head.startswith((b"PAR1", b"SQLite format 3\0")) and str(path) in ("-", "<stdin>"):
         raise UsageError(
             f"{path}: parquet and SQLite inputs are read from a file path, not a stream"
         )
+    if head.startswith(b"SQLite format 3\0"):  # by path, and no source claimed it
+        raise NotATranscript(f"{path}: a SQLite database, but not Hermes' (no messages table)")
     if b"\0" in head.split(b"\n", 1)[0]:  # a NUL further on is one bad line, not a binary file
         raise NotATranscript(f"{path}: not a transcript (binary data)")
     records = iter_json_lines(fp, stats)

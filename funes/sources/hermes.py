@@ -83,8 +83,30 @@ def is_database(path: Path) -> bool:
         return False
 
 
+# Files that are never a database: a walk over transcript trees need not open them.
+TEXT_SUFFIXES = frozenset((".jsonl", ".json", ".md", ".txt", ".log", ".parquet"))
+
+
 def claims(path: Path) -> bool:
-    return path.name == "state.db" and is_database(path)
+    """A Hermes database, recognised by content (SQLite magic, then a `messages` table with
+    Hermes' columns), whatever the file is called: `state.db`, `backup.db`, `hermes.sqlite`."""
+    if path.suffix.lower() in TEXT_SUFFIXES or not is_database(path):
+        return False
+    # state.db is Hermes' by name: a damaged one is reported as Hermes', not as unknown data.
+    return path.name == "state.db" or is_hermes_database(path)
+
+
+def is_hermes_database(path: Path) -> bool:
+    try:
+        conn = connect(path)
+    except FunesError:
+        return False
+    try:
+        return {"session_id", "role", "content"} <= _columns(conn, "messages")
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
 
 
 def parse_path(path: Path, stats: FileStats) -> Iterator[Turn]:

@@ -21,6 +21,10 @@ Reference §1.3, with these deliberate differences (design §3.8):
 Not content, ignored by design: the `session` header, `model_change`, `thinking_level_change`,
 `custom` entries (extension state, never sent to the model), `label`, `session_info`.
 
+Session id: the `session` header's `id` — pi's own session id, the one its UI and
+`--session` show and what `funes recall --session` takes — else the file stem (the reference
+always uses the stem, `<timestamp>_<uuid>`, so its hits all read `2026-04-`).
+
 Ids: `turn_uuid`/`parent_uuid` are the line's `id`/`parentId` (v3 trees). Versions 1 and 2
 have no ids; their entries are a linear chain (pi's own migration links each to the one
 before), so turns get `<session>-<seq>` and each points at the previous turn.
@@ -74,7 +78,7 @@ def parse_records(
         if rtype == "session":
             if workdir is None and (wd := munge_workdir(rec.get("cwd"))):
                 workdir, repo = wd, repo_of(rec["cwd"].strip())
-            if path.name == "-" and isinstance(rec.get("id"), str) and rec["id"]:
+            if seq == 0 and isinstance(rec.get("id"), str) and rec["id"].strip():
                 session_id = rec["id"]
             stats.ignored["session"] += 1
             continue

@@ -21,14 +21,13 @@ memory that opens, and the next run completes it without duplicates.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol
 
 from funes.chunking import EMBEDDED_SPLITS, TIERS, chunk_turns
 from funes.errors import FunesError, UsageError
@@ -56,6 +55,7 @@ FLUSH_CHUNKS = 4000
 FLUSH_SECONDS = 2.0
 EMBED_BATCH = 64
 MAX_LINE_NOTES = 10  # bad or repaired lines named one by one; the rest are counted
+EMBED_RATE_GUESS = 60.0  # chunks/s on 2 cores (bench/README.md), for an ETA before any is timed
 
 
 @dataclass
@@ -78,14 +78,15 @@ class IndexOptions:
 @dataclass
 class IndexReport:
     memory: str = ""
-    sessions: int = 0  # files read this run
+    sessions: int = 0  # distinct files read this run (a sweep reads one in up to three passes)
     skipped: int = 0  # files already current
     failed: list[tuple[str, str]] = field(default_factory=list)
     chunks: int = 0  # written
     seen: int = 0  # produced by chunking (written + already stored)
-    embedded: int = 0
-    without_vectors: int = 0
+    embedded: int = 0  # vectors filled in this run (for this run's chunks or earlier ones)
+    without_vectors: int = 0  # chunks in the memory still waiting for a vector after the run
     passes_left: int = 0
+    sessions_left: int = 0
     embed_note: str | None = None
     seconds: float = 0.0
     # Transcript lines: unreadable ones skipped, defective ones read anyway — by reason, with
@@ -96,10 +97,11 @@ class IndexReport:
     oversized: int = 0  # blocks whose pieces past the embedded head got no vector
 
     def summary(self) -> str:
+        """One line: sessions read and unchanged, chunks stored, vectors filled and waiting."""
         s = f"indexed sessions={self.sessions} skipped={self.skipped} chunks={self.chunks}"
         s += f" embedded={self.embedded}"
         if self.without_vectors:
-            s += f" without_vectors={self.without_vectors}"
+            s += f" waiting={self.without_vectors}"
         if self.failed:
             s += f" failed={len(self.failed)}"
         return s + self.lines_clause()
@@ -122,46 +124,26 @@ class IndexReport:
                     self.line_notes.append((stats.path, lineno, why, kind))
 
 
-class Progress:
-    """One self-rewriting status line on a terminal; silent otherwise."""
-
-    def __init__(self, stream: TextIO | None = None, enabled: bool | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty() if enabled is None else enabled
-        self.t0 = time.monotonic()
-        self._last = 0.0
-        self._width = 0
+class Progress(Protocol):
+    """Where a run reports how far it is: ``update`` per unit or embedded batch, ``clear``
+    before a prompt or the summary. The CLI passes one that draws a bar on a terminal
+    (funes.cli._tty.IndexProgress); by default nothing is shown."""
 
     def update(
         self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
-    ) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self._last < 0.1:
-            return
-        self._last = now
-        el = max(now - self.t0, 1e-6)
-        rate = chunks / el
-        eta = f" · ETA {fmt_eta(el / done * (total - done))}" if 0 < done < total else ""
-        line = f"{phase} {done}/{total} · {chunks:,} chunks · {rate:,.0f}/s{eta}"
-        if unit:
-            line += f" · {unit}"
-        cols = _columns()
-        line = line[: cols - 1]
-        self.stream.write("\r" + line.ljust(self._width))
-        self._width = len(line)
-        self.stream.flush()
+    ) -> None: ...
 
-    def note(self, msg: str) -> None:
-        self.clear()
-        print(msg, file=self.stream)
+    def clear(self) -> None: ...
+
+
+class _Silent:
+    def update(
+        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
+    ) -> None:
+        return None
 
     def clear(self) -> None:
-        if self.enabled and self._width:
-            self.stream.write("\r" + " " * self._width + "\r")
-            self.stream.flush()
-            self._width = 0
+        return None
 
 
 def fmt_eta(seconds: float) -> str:
@@ -170,13 +152,6 @@ def fmt_eta(seconds: float) -> str:
     if seconds < 90 * 60:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
-
-
-def _columns() -> int:
-    try:
-        return os.get_terminal_size(sys.stderr.fileno()).columns
-    except OSError:
-        return 100
 
 
 # ---------------------------------------------------------------------------- planning
@@ -202,6 +177,20 @@ def plan(opts: IndexOptions) -> tuple[list[Unit], bool]:
             )  # what we looked for
             raise FunesError(f"no agent sessions found (looked in {roots}); pass a path")
     return _limit(_newest_first(units), opts.limit), True
+
+
+def pending(harness: str | None = None, memory: str | None = None, home: Path | None = None) -> int:
+    """How many sessions under the agents' known roots (one agent's, with ``harness``) the
+    memory has not fully indexed — what a sweep would still read. Reads no transcript."""
+    from funes import sources
+
+    path = memory_dir(memory)
+    state = IndexState.load(path, table_exists=(path / f"{TABLE}.lance").is_dir())
+    units = sources.sweep(home)
+    if harness:
+        src = get_source(harness)
+        units = [u for u in units if u.source == src]
+    return sum(not state.current(_key(u), u.signature(), TIERS[-1]) for u in units)
 
 
 def _newest_first(units: list[Unit]) -> list[Unit]:
@@ -251,7 +240,7 @@ def index(
     from funes.store.memory import open_memory
 
     t0 = time.monotonic()
-    progress = progress or Progress(enabled=False)
+    progress = progress or _Silent()
     units, sweep = plan(opts)
     path = memory_dir(opts.memory)
     fresh = not (path / f"{TABLE}.lance").is_dir()
@@ -267,6 +256,7 @@ def index(
         run = _Run(w, state, opts, report, progress)
         deadline = t0 + opts.budget if (sweep and opts.budget is not None) else None
         finish = opts.yes or deadline is None
+        declined = False  # the user said no to finishing: ask nothing more
         if sweep:
             passes = [
                 (
@@ -289,8 +279,10 @@ def index(
                         eta = fmt_eta((time.monotonic() - t0) / max(i, 1) * left)
                         progress.clear()
                         finish = ask(f"more to index (~{eta} left, rough). Finish it now? [Y/n] ")
+                        declined = not finish
                     if not finish:
                         report.passes_left = left
+                        report.sessions_left = len({_key(x) for _, x in todo[i:]})
                         break
                 run.unit(u, (tier,), tier, i + 1, len(todo))
         else:
@@ -303,7 +295,19 @@ def index(
         progress.clear()
         if opts.embed:
             # A budgeted sweep embeds in what is left of its budget; told to finish, all of it.
+            t_embed = time.monotonic()
             _embed_behind(w, report, progress, None if finish else deadline)
+            left = mem.count_without_vectors()
+            asking = interactive and ask is not None and not (finish or declined)
+            if left and asking and ask is not None and report.embed_note is None:
+                rate = report.embedded / max(time.monotonic() - t_embed, 1e-3)
+                eta = fmt_eta(left / (rate if report.embedded else EMBED_RATE_GUESS))
+                question = (
+                    f"{left:,} chunks are searchable by words but still need vectors "
+                    f"(~{eta} left, rough). Finish it now? [Y/n] "
+                )
+                if ask(question):
+                    _embed_behind(w, report, progress, None)
         report.without_vectors = mem.count_without_vectors()
     report.seconds = time.monotonic() - t0
     return report
@@ -321,7 +325,7 @@ def backfill(
     t0 = time.monotonic()
     mem = open_memory(memory)
     report = IndexReport(memory=mem.label)
-    progress = progress or Progress(enabled=False)
+    progress = progress or _Silent()
     with mem.writer(interactive=_interactive(interactive)) as w:
         _embed_behind(w, report, progress, deadline)
         report.without_vectors = mem.count_without_vectors()
@@ -383,6 +387,7 @@ class _Run:
         self.redact = redactor()
         self.buf: list[Chunk] = []
         self.done_units: list[tuple[str, str | None, tuple[str, ...]]] = []
+        self.read: set[str] = set()
         self.last_flush = time.monotonic()
 
     def unit(self, u: Unit, tiers: tuple[str, ...], phase: str, i: int, n: int) -> None:
@@ -409,7 +414,8 @@ class _Run:
         finally:
             if tiers[0] == TIERS[0]:  # a sweep reads a file once per tier: count lines once
                 self.report.note_lines(stats)
-        self.report.sessions += 1
+        self.read.add(_key(u))
+        self.report.sessions = len(self.read)
         self.done_units.append((_key(u), sig, tiers))
         if (
             len(self.buf) >= FLUSH_CHUNKS
@@ -462,8 +468,9 @@ def _interactive(flag: bool | None) -> bool:
     return False
 
 
-def describe(report: IndexReport) -> list[str]:
-    """Extra lines for the human summary (stderr)."""
+def describe(report: IndexReport, backfill_cmd: str = "funes index --backfill") -> list[str]:
+    """Extra lines for the human summary (stderr): what failed, and what is left and how to
+    finish it."""
     lines = []
     for path, err in report.failed[:10]:
         lines.append(f"{path} — read failed, skipping: {err}")
@@ -484,12 +491,18 @@ def describe(report: IndexReport) -> list[str]:
             "head is embedded, the whole text is stored and searchable by words"
         )
     if report.passes_left:
+        s = "" if report.sessions_left == 1 else "s"
         lines.append(
-            f"{report.passes_left} pass(es) left — per-turn indexing "
-            "(or a `funes index` rerun) picks them up"
+            f"{report.passes_left} pass(es) over {report.sessions_left} session{s} left — "
+            "per-turn indexing (or a `funes index` rerun) picks them up"
         )
     if report.embed_note:
         lines.append(report.embed_note)
+    elif report.without_vectors:
+        lines.append(
+            f"{report.without_vectors:,} chunks are stored without vectors (searchable by words "
+            f"now) — `{backfill_cmd}` embeds them"
+        )
     return lines
 
 
@@ -501,7 +514,9 @@ def as_dict(report: IndexReport) -> dict[str, Any]:
         "chunks": report.chunks,
         "embedded": report.embedded,
         "without_vectors": report.without_vectors,
+        "waiting": report.without_vectors,
         "passes_left": report.passes_left,
+        "sessions_left": report.sessions_left,
         "failed": len(report.failed),
         "lines_skipped": dict(report.lines_skipped),
         "lines_repaired": dict(report.lines_repaired),

@@ -85,13 +85,16 @@ def scrub(
     dry_run: bool = False,
     builtin_only: bool = False,
     embed: Callable[[list[str]], np.ndarray] | None = None,
+    on_step: Callable[[str], None] | None = None,
 ) -> ScrubReport:
     """Scrub a local memory (see the module docstring); ``dry_run`` changes nothing.
 
     Without ``builtin_only`` a scanner must be available (ScannerError otherwise). ``embed``
     (texts → vectors) defaults to the installed embedder; without one, replaced rows are
-    stored without vectors (``funes index --backfill`` fills them in).
+    stored without vectors (``funes index --backfill`` fills them in). ``on_step`` hears the
+    name of each phase as it starts (scanning, re-embedding, writing, purging).
     """
+    step = on_step or (lambda _: None)
     from funes.store.memory import MemoryMissing, open_memory
 
     try:
@@ -101,17 +104,22 @@ def scrub(
     scanner = BUILTIN_ONLY if builtin_only else _scanner_kind()
     report = ScrubReport(memory=mem.label, scanner=scanner, dry_run=dry_run)
     if dry_run:
+        step("scanning")
         _plan(mem, scanner, report)
         return report
     with _writer(mem) as w:
+        step("scanning")
         blocks = _plan(mem, scanner, report)
         dirty = [b for b in blocks if b.drop or b.new_text is not None]
         if dirty:
             chunks = _rechunk([b for b in dirty if not b.drop])
+            step("re-embedding")
             report.embedded = _embed(chunks, embed, report)
+            step("writing")
             w.replace([r["id"] for b in dirty for r in b.rows], chunks)
             report.rows_written = len(chunks)
         if dirty or _has_history(mem):
+            step("purging old versions")
             w.purge()
             report.purged = True
         redaction.write_stamp(
@@ -155,7 +163,7 @@ def _has_history(mem: Memory) -> bool:
     from funes.store.memory import _deletion_files
 
     try:
-        return len(mem._table.list_versions()) > 1 or bool(_deletion_files(mem.path))
+        return mem.version_count() > 1 or bool(_deletion_files(mem.path))
     except Exception:
         return True
 

@@ -1,0 +1,53 @@
+"""The argument parser every funes command uses: a mistake is one `funes:` line, exit 2.
+
+argparse's own error prints the whole usage block and its message under the program's name;
+here it is one line naming what was wrong, with a pointer when the mistake is a common one
+(``--top 3`` → ``-k``) or a near spelling of a real option, and where the full help is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from typing import NoReturn
+
+# Options people reach for from other tools, and the one funes means.
+HINTS = {
+    "--top": "-k",
+    "--top-k": "-k",
+    "--topk": "-k",
+    "-n": "-k",
+    "--num": "-k",
+    "--count": "-k",
+    "--results": "-k",
+    "--agent": "--harness",
+    "--kind": "--type",
+    "--block-type": "--type",
+    "--after": "--since",
+    "--before": "--until",
+    "--db": "--memory",
+}
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        hint = self._hint(message)
+        sys.stderr.write(f"funes: {message}{hint} — see `{self.prog} --help`\n")
+        sys.exit(2)
+
+    def _hint(self, message: str) -> str:
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        options = {s for a in self._actions for s in a.option_strings}
+        for token in message.split(":", 1)[1].split():
+            if not token.startswith("-"):
+                continue
+            flag = token.split("=", 1)[0]
+            want = HINTS.get(flag)
+            if want in options:
+                return f" (did you mean {want}?)"
+            near = difflib.get_close_matches(flag, sorted(options), n=1, cutoff=0.75)
+            if near:
+                return f" (did you mean {near[0]}?)"
+        return ""

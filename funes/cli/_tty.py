@@ -1,0 +1,190 @@
+"""What the commands show a person at a terminal, and nothing when nobody is watching.
+
+- :func:`spinner` — a line on stderr while a call that may take more than 0.3 s runs;
+- :func:`progress` — one progress bar (tqdm) for index, funes-embed, scrub and optimize;
+- :func:`confirm` — the one yes/no question, with its default;
+- :func:`tty_style` — the width and colour of human output, or None when output is piped.
+
+Each is silent (and asks nothing) unless the stream it writes to is a terminal, so a hook, a
+pipe or a test sees exactly what it saw before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+SPINNER_DELAY = 0.3  # seconds before the spinner shows: a fast answer never flickers
+_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (ValueError, OSError):  # closed or detached
+        return False
+
+
+@contextlib.contextmanager
+def spinner(label: str, stream: IO[str] | None = None) -> Iterator[None]:
+    """Show ``⠋ label…`` on stderr after :data:`SPINNER_DELAY` until the block ends."""
+    out = stream if stream is not None else sys.stderr
+    if not _isatty(out):
+        yield
+        return
+    done = threading.Event()
+
+    def spin() -> None:
+        if done.wait(SPINNER_DELAY):
+            return
+        i = 0
+        while not done.is_set():
+            out.write(f"\r{_FRAMES[i % len(_FRAMES)]} {label}…")
+            out.flush()
+            i += 1
+            done.wait(0.1)
+        out.write("\r" + " " * (len(label) + 3) + "\r")
+        out.flush()
+
+    t = threading.Thread(target=spin, name="funes-spinner", daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        done.set()
+        t.join()
+
+
+def progress(total: int | None, desc: str, unit: str = "chunk", stream: Any = None) -> Any:
+    """A tqdm bar on stderr when it is a terminal; a bar that draws nothing otherwise.
+
+    Use it as tqdm: ``bar.update(n)``, ``bar.set_description(…)``, ``bar.close()``.
+    """
+    from tqdm import tqdm
+
+    out = stream if stream is not None else sys.stderr
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        unit_scale=False,
+        file=out,
+        disable=not _isatty(out),
+        leave=False,
+        dynamic_ncols=True,
+        mininterval=0.2,
+    )
+
+
+def confirm(question: str, default: bool | None = None) -> bool:
+    """Ask a yes/no ``question`` on stderr and read the answer from stdin.
+
+    The default is ``default``, else what the question ends with (``[Y/n]`` yes, ``[y/N]``
+    no), else yes; the ``[Y/n]`` marker is added when the question has none. An empty answer
+    takes the default; ``y``/``yes`` is yes, anything else no. Without a terminal on stdin,
+    or at end of input (Ctrl-D), the answer is no: nothing is ever agreed to unattended.
+    """
+    q = question.rstrip()
+    if default is None:
+        default = not q.endswith("[y/N]")
+    if not q.endswith(("[Y/n]", "[y/N]")):
+        q += " [Y/n]" if default else " [y/N]"
+    if not _isatty(sys.stdin):
+        return False
+    sys.stderr.write(q + " ")
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        sys.stderr.write("\n")
+        return False
+    answer = line.strip().lower()
+    return default if not answer else answer in ("y", "yes")
+
+
+@dataclass(frozen=True)
+class Style:
+    """How to draw human output: the terminal's width and whether to use colour."""
+
+    width: int
+    color: bool
+
+    def paint(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color and text else text
+
+    def bold(self, text: str) -> str:
+        return self.paint(text, "1")
+
+    def dim(self, text: str) -> str:
+        return self.paint(text, "2")
+
+    def accent(self, text: str) -> str:
+        return self.paint(text, "36")
+
+    def warn(self, text: str) -> str:
+        return self.paint(text, "33")
+
+
+def tty_style(out: Any = None) -> Style | None:
+    """A Style when a person reads ``out`` (stdin and ``out`` are terminals), else None.
+
+    Width: the terminal's (``$COLUMNS`` wins), clamped to 40–120. Colour unless ``NO_COLOR``.
+    """
+    out = out if out is not None else sys.stdout
+    if not (_isatty(sys.stdin) and _isatty(out)):
+        return None
+    return Style(width=term_width(), color=not os.environ.get("NO_COLOR"))
+
+
+def term_width() -> int:
+    cols = shutil.get_terminal_size((100, 24)).columns
+    return max(40, min(120, cols))
+
+
+class IndexProgress:
+    """`funes index`'s progress (funes.store.indexer.Progress) as a tqdm bar per phase."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._phase = ""
+
+    def update(
+        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
+    ) -> None:
+        if self._bar is None or phase != self._phase:
+            self.clear()
+            self._phase = phase
+            self._bar = progress(total, phase, unit="chunk" if phase == "embedding" else "pass")
+        self._bar.total = total
+        self._bar.n = done
+        if phase != "embedding":
+            self._bar.set_postfix_str(f"{chunks:,} chunks", refresh=False)
+        self._bar.refresh() if force else self._bar.update(0)
+
+    def clear(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+@contextlib.contextmanager
+def steps(total: int, desc: str) -> Iterator[Any]:
+    """A bar over named phases: call the yielded ``step(label)`` as each phase starts."""
+    bar = progress(total, desc, unit="step")
+    started = [0]
+
+    def step(label: str) -> None:
+        if started[0] and bar.n < total:  # the previous phase is done
+            bar.update(1)
+        started[0] += 1
+        bar.set_description_str(f"{desc}: {label}")
+
+    try:
+        yield step
+    finally:
+        bar.close()

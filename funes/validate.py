@@ -1,0 +1,192 @@
+"""Every value a search or a read accepts, checked in one place.
+
+`funes recall`, `funes-query` (its arguments and each stdin line), `funes get` and the MCP
+server build their requests through :func:`query`, :func:`filters` and :func:`number`, so one bad
+value gets the same one-line answer whoever asked: which value, what was wrong, what is
+accepted. A bad value raises :class:`~funes.errors.UsageError` (exit 2) before any model loads
+or any memory opens; nothing here does either.
+
+Callers name values in their own spelling: ``style="cli"`` says ``-k`` and ``--type``, the JSON
+of a `funes-query` line and MCP tool arguments say ``'k'`` and ``'block_type'``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from funes.errors import UsageError
+from funes.records import BLOCK_TYPES
+
+if TYPE_CHECKING:
+    from funes.retrieval import Filters, Query
+
+# Inclusive ranges. Past these a request is a typo (`-k 1e12`), not a wish: the pool of a leg
+# is capped far below 1,000 and a window of 1,000 turns either side is a whole session.
+LIMITS: dict[str, tuple[int, int]] = {
+    "k": (1, 1000),
+    "candidates": (1, 1000),
+    "neighbors": (0, 50),
+    "window": (0, 1000),
+    "half_life": (0, 36500),  # days; 0 turns recency off
+    "limit": (0, 1_000_000),
+    "batch": (1, 100_000),
+}
+INTEGERS = frozenset(("k", "candidates", "neighbors", "window", "limit", "batch"))
+FILTERS = ("block_type", "harness", "workdir", "repo", "session", "since", "until")
+CLI_NAMES = {
+    "k": "-k",
+    "block_type": "--type",
+    "half_life": "--half-life",
+    "query": "the query",
+}
+
+
+def shown(key: str, style: str = "cli") -> str:
+    """How the caller spells ``key``: ``-k``/``--type`` on a command line, ``'k'`` elsewhere."""
+    if style == "cli":
+        return CLI_NAMES.get(key, "--" + key.replace("_", "-"))
+    return f"'{key}'"
+
+
+def _value(v: Any) -> str:
+    text = repr(v) if isinstance(v, str) else format(v, "g") if isinstance(v, float) else str(v)
+    return text if len(text) <= 40 else text[:37] + "…"
+
+
+def number(key: str, value: Any, style: str = "cli") -> Any:
+    """``value`` (a number, or a string as typed) as an int (or float for non-integer keys),
+    inside ``LIMITS[key]``."""
+    lo, hi = LIMITS[key]
+    whole = key in INTEGERS
+    kind = "a whole number" if whole else "a number"
+    x: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        x = float(value)
+    elif isinstance(value, str):
+        try:
+            x = float(value.strip())
+        except ValueError:
+            x = None
+    ok = x is not None and math.isfinite(x) and (not whole or x == int(x)) and lo <= x <= hi
+    if not ok or x is None:
+        raise UsageError(
+            f"{shown(key, style)} must be {kind} from {lo} to {hi} (got {_value(value)})"
+        )
+    return int(x) if whole else x
+
+
+def text(key: str, value: Any, style: str = "cli") -> str:
+    """A string argument that can be stored, searched and printed: valid UTF-8, no NUL."""
+    if not isinstance(value, str):
+        raise UsageError(f"{shown(key, style)} must be a string (got {_value(value)})")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a non-UTF-8 argv byte, kept by Python as a lone surrogate
+        raise UsageError(f"{shown(key, style)} is not valid UTF-8") from None
+    if "\x00" in value:
+        raise UsageError(f"{shown(key, style)} contains a NUL character")
+    return value
+
+
+def block_type(value: Any, style: str = "cli") -> str:
+    v = text("block_type", value, style).strip()
+    if v not in BLOCK_TYPES:
+        raise UsageError(
+            f"{shown('block_type', style)} must be one of {', '.join(BLOCK_TYPES)} "
+            f"(got {_value(value)})"
+        )
+    return v
+
+
+def agent_names() -> list[str]:
+    """The agents funes reads (sources with known places under $HOME), from the registry."""
+    from funes import sources
+
+    return sorted(s.name for s in sources.registry() if s.roots)
+
+
+def harness(value: Any, style: str = "cli") -> str:
+    """An agent as the user may spell it (``claude``, ``claude_code``, an alias) → its name."""
+    from funes import sources
+
+    v = text("harness", value, style).strip().lower()
+    for src in sources.registry():
+        if src.roots and v in (src.name, src.harness, *src.aliases):
+            return src.name
+    raise UsageError(
+        f"{shown('harness', style)} must be an agent funes reads: {', '.join(agent_names())} "
+        f"(got {_value(value)})"
+    )
+
+
+def when(key: str, value: Any, style: str = "cli") -> str:
+    """A ``--since``/``--until`` bound that resolves to a date funes can compare."""
+    from funes.retrieval import parse_when
+
+    v = text(key, value, style).strip()
+    try:
+        parse_when(v, end=key == "until")
+    except (OverflowError, ValueError):
+        # `99999y` reaches before year 1; a 5,000-digit count is not a number Python parses.
+        raise UsageError(
+            f"{shown(key, style)} must be a date (2026-03-01) or an age within 2,000 years "
+            f"such as 7d, 12h, 2w, 6m, 5y (got {_value(value)})"
+        ) from None
+    except UsageError:
+        raise UsageError(
+            f"{shown(key, style)} must be a date (2026-03-01, 2026-03-01T10:00) or an age "
+            f"such as 7d, 12h, 2w, 6m, 1y (got {_value(value)})"
+        ) from None
+    return v
+
+
+def filters(raw: Mapping[str, Any], style: str = "cli") -> Filters:
+    """Filters from ``raw`` (keys of :data:`FILTERS`; None or blank means any)."""
+    from funes.retrieval import Filters
+
+    out: dict[str, str | None] = {}
+    for key in FILTERS:
+        v = raw.get(key)
+        if v is None or (isinstance(v, str) and not v.strip()):
+            out[key] = None
+        elif key == "block_type":
+            out[key] = block_type(v, style)
+        elif key == "harness":
+            out[key] = harness(v, style)
+        elif key in ("since", "until"):
+            out[key] = when(key, v, style)
+        else:
+            out[key] = text(key, v, style).strip()
+    return Filters(**out)
+
+
+def query(
+    query_text: Any,
+    raw: Mapping[str, Any] | None = None,
+    style: str = "cli",
+    id: Any = None,
+) -> Query:
+    """A checked :class:`~funes.retrieval.Query`: the text, then ``k``, ``candidates``,
+    ``neighbors``, ``half_life`` and the :data:`FILTERS` from ``raw`` (absent → defaults)."""
+    from funes.retrieval import Query
+
+    raw = raw or {}
+    words = text("query", query_text, style).strip()
+    if not words:
+        raise UsageError("empty query — say what to look for")
+    defaults = Query("")
+    nums = {
+        key: number(key, raw[key], style) if raw.get(key) is not None else getattr(defaults, key)
+        for key in ("k", "candidates", "neighbors", "half_life")
+    }
+    return Query(
+        words,
+        nums["k"],
+        nums["candidates"],
+        nums["neighbors"],
+        float(nums["half_life"]),
+        filters(raw, style),
+        id,
+    )

@@ -1,0 +1,56 @@
+"""Cold start: the commands that answer from what is stored never load a model or the
+LanceDB client (checked in a fresh interpreter through sys.modules), and recall loads
+onnxruntime only when a question must be embedded."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("onnxruntime", "tokenizers", "lancedb")
+SESSION = "5f0c2d1e-8a7b-4c3d-9e2f-1a2b3c4d5e6f"  # the Claude sample in contrib/samples
+PROBE = """
+import sys
+import funes.cli.main as m
+try:
+    m.main(sys.argv[1:])
+except SystemExit:
+    pass
+print("LOADED=" + ",".join(k for k in {heavy!r} if k in sys.modules), file=sys.stderr)
+"""
+
+
+def loaded(*argv: str | Path) -> set[str]:
+    """The heavy modules a `funes ARGV…` run imported."""
+    p = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *map(str, argv)],
+        capture_output=True, stdin=subprocess.DEVNULL, timeout=120, check=False,
+    )  # fmt: skip
+    line = [ln for ln in p.stderr.decode().splitlines() if ln.startswith("LOADED=")][-1]
+    return {m for m in line.removeprefix("LOADED=").split(",") if m}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status"],
+        ["get", SESSION, "c-11", "--window", "1"],
+        ["doctor"],
+        ["--help"],
+        ["recall", "--help"],
+    ],
+)
+def test_reading_commands_never_import_the_models_or_the_lancedb_client(
+    argv: list[str], samples_memory: Path
+) -> None:
+    extra = ["--memory", str(samples_memory)] if argv[0] in ("status", "get") else []
+    assert loaded(*argv, *extra) == set()
+
+
+def test_recall_imports_onnxruntime_only_to_embed_a_question(samples_memory: Path) -> None:
+    assert "onnxruntime" in loaded("recall", "tile cache", "--memory", samples_memory)
+    # A bad value is refused before anything heavy loads.
+    assert loaded("recall", "tile cache", "-k", "0", "--memory", samples_memory) == set()

@@ -1,0 +1,114 @@
+"""A first index finishes or says how: the terminal prompts past the budget, the one line a
+run without a terminal prints instead, and a summary that counts sessions once."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import BIN, run_cmd
+from test_index import write_claude, write_codex
+
+from funes.store import indexer
+
+
+def run_on_a_terminal(
+    args: list[str], answers: list[bytes], env: dict[str, str], timeout: float = 180
+) -> tuple[int, str, str]:
+    """Run `funes ARGS` with stdin and stderr on a pseudo-terminal (stdout piped), answering
+    each `[Y/n]` question with the next of ``answers``. Returns (status, stdout, terminal)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(
+        [str(BIN / "funes"), *args], stdin=slave, stderr=slave, stdout=subprocess.PIPE,
+        env={**os.environ, **env}, close_fds=True,
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            seen += chunk
+            if answers and seen.count(b"[Y/n]") > seen.count(b"\r\n[answered]"):
+                os.write(master, answers.pop(0) + b"\n")
+                seen += b"\r\n[answered]"
+        elif p.poll() is not None:
+            break
+    out = p.communicate(timeout=timeout)[0].decode()
+    os.close(master)
+    return p.returncode, out, seen.decode("utf-8", "replace")
+
+
+def test_a_sweep_past_its_budget_asks_on_a_terminal_and_declining_says_what_is_left(
+    private_home: Path,
+) -> None:
+    write_claude(private_home, "sess-p", 9)
+    write_codex(private_home, "cdx-p", 6)
+    env = {"FUNES_INDEX_BUDGET": "0"}
+    status, out, term = run_on_a_terminal(["index"], [b"n"], env)
+    assert status == 0, term
+    assert "more to index (~" in term and "left, rough). Finish it now? [Y/n]" in term
+    assert "funes: 6 pass(es) over 2 sessions left — per-turn indexing" in term
+    assert out.strip() == "indexed sessions=0 skipped=0 chunks=0 embedded=0"
+    # Yes finishes every pass and every vector; nothing is left to say.
+    status, out, term = run_on_a_terminal(["index"], [b""], env)
+    assert status == 0, term
+    assert out.strip().startswith("indexed sessions=2 skipped=0 chunks=")
+    assert "waiting=" not in out and "left" not in term.split("[answered]")[-1]
+
+
+def test_without_a_terminal_the_run_names_the_chunks_waiting_and_the_command(
+    private_home: Path, tmp_path: Path
+) -> None:
+    src = write_claude(private_home, "sess-n", 6)
+    mem = tmp_path / "mem"
+    r = run_cmd("funes", "index", src, "--no-embed", "--memory", mem)
+    assert r.returncode == 0
+    waiting = int(r.stdout.decode().split("waiting=")[1].split()[0])
+    assert waiting > 0
+    assert r.stderr.decode().splitlines() == [
+        f"funes: {waiting:,} chunks are stored without vectors (searchable by words now) — "
+        f"`funes index --backfill --memory {mem}` embeds them"
+    ]
+    # A budgeted sweep stopped off a terminal says how many passes over how many sessions.
+    write_codex(private_home, "cdx-n", 4)
+    r = run_cmd("funes", "index", "--memory", mem, env={"FUNES_INDEX_BUDGET": "0"})
+    assert r.returncode == 0
+    assert "funes: 3 pass(es) over 1 session left" in r.stderr.decode()  # claude: current
+
+
+def test_when_the_budget_ends_while_embedding_the_terminal_is_asked_to_finish(
+    private_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_claude(private_home, "sess-e", 6)
+    clock = [0.0]
+    monkeypatch.setattr(indexer.time, "monotonic", lambda: clock[0])
+    embed_behind = indexer._embed_behind
+
+    def slow_embedding(*args: object) -> None:
+        clock[0] += 1000  # the parse passes fit the budget; the vectors do not
+        embed_behind(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(indexer, "_embed_behind", slow_embedding)
+    questions: list[str] = []
+
+    def ask(q: str) -> bool:
+        questions.append(q)
+        return True
+
+    opts = indexer.IndexOptions(home=private_home, interactive=True, budget=60)
+    report = indexer.index(opts, ask=ask)
+    assert len(questions) == 1
+    assert "chunks are searchable by words but still need vectors (~" in questions[0]
+    assert questions[0].endswith("left, rough). Finish it now? [Y/n] ")
+    assert report.without_vectors == 0 and report.embedded == report.chunks > 0
+    assert report.sessions == 1
