@@ -66,6 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("suites", nargs="*", metavar="SUITE", help="default: all")
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     ap.add_argument("--readme-only", action="store_true", help="regenerate bench/README.md")
+    ap.add_argument(
+        "--baseline",
+        metavar="DIR",
+        type=Path,
+        help="a source tree of an earlier build (git worktree add --detach DIR REF): the recall "
+        "suite measures its cold starts in the same run and reports ratios",
+    )
     args = ap.parse_args(argv)
     from bench import _readme
 
@@ -86,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     doc.setdefault("suites", {})
     t0, load0 = time.monotonic(), loadavg()
     with tempfile.TemporaryDirectory(prefix="funes-bench-") as d:
-        ctx = Context(quick=args.quick, tmp=Path(d))
+        ctx = Context(quick=args.quick, tmp=Path(d), baseline=args.baseline)
         for name in suites:
             log(f"suite {name} …")
             doc["suites"][name] = run_suite(name, ctx)

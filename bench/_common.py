@@ -31,6 +31,9 @@ class Context:
     quick: bool
     tmp: Path
     shared: dict[str, Any] = field(default_factory=dict)
+    # A source tree of an earlier build (`git worktree add --detach DIR REF`): suites that
+    # compare measure it in the same run, run by this interpreter with PYTHONPATH=DIR.
+    baseline: Path | None = None
 
     def once(self, name: str, build: Callable[[], Any]) -> Any:
         """``build()`` the first time a suite asks for ``name``; the same value afterwards."""

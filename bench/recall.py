@@ -26,6 +26,7 @@ if __package__ in (None, ""):  # `python bench/recall.py`: import as the bench p
 import json
 import os
 import subprocess
+import tempfile
 import time
 from typing import Any
 
@@ -127,6 +128,109 @@ def cold(path: Path, texts: list[str], env: dict[str, str]) -> dict[str, Any]:
     return summary_ms(times)
 
 
+def build_env(tree: Path) -> dict[str, str]:
+    """Run funes from the source ``tree`` with this interpreter (PYTHONPATH wins over the
+    editable install), so two builds compare with the same dependencies and Python."""
+    home = Path(tempfile.gettempdir()) / "funes-bench-home"  # no memory of the user's is read
+    return {**os.environ, "PYTHONPATH": str(tree), "FUNES_HOME": str(home)}
+
+
+def _commit(tree: Path) -> str | None:
+    r = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
+                       capture_output=True, text=True, check=False)  # fmt: skip
+    return r.stdout.strip() or None
+
+
+def cold_commands(
+    path: Path, texts: list[str], builds: dict[str, Path], runs: int
+) -> dict[str, Any]:
+    """Whole-process wall time of `funes recall`, `funes status` and `funes get` (a new
+    interpreter each: imports, memory and models from disk), each build's runs interleaved
+    with the other's so both see the same load; one untimed warm-up call per command."""
+    from funes.store import open_memory
+
+    row = open_memory(path).rows(columns=("session_id", "turn_uuid")).slice(0, 1).to_pylist()[0]
+    commands = {
+        "recall": lambda i: ["recall", texts[i % len(texts)], "--memory", str(path)],
+        "status": lambda i: ["status", "--memory", str(path)],
+        "get": lambda i: ["get", row["session_id"], row["turn_uuid"], "--memory", str(path)],
+    }
+    out: dict[str, Any] = {}
+    for name, argv in commands.items():
+        times: dict[str, list[float]] = {b: [] for b in builds}
+        cpu: dict[str, list[float]] = {b: [] for b in builds}
+        for i in range(runs + 1):
+            for build, tree in builds.items():
+                t, c = time.perf_counter(), _children_cpu()
+                subprocess.run(
+                    [sys.executable, "-m", "funes.cli.main", *argv(i)], env=build_env(tree),
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                    check=True,
+                )  # fmt: skip
+                if i:
+                    times[build].append(time.perf_counter() - t)
+                    cpu[build].append(_children_cpu() - c)
+        out[name] = {b: {**summary_ms(ts), "cpu_p50_ms": summary_ms(cpu[b])["p50_ms"]}
+                     for b, ts in times.items()}  # fmt: skip
+        _ratio(out[name])
+        log(f"cold {name}: {out[name]}")
+    return out
+
+
+def mcp_first_recall(path: Path, text: str, builds: dict[str, Path], runs: int,
+                     wait_s: float = 3.0) -> dict[str, Any]:  # fmt: skip
+    """Time of an agent's first `recall` over MCP asked ``wait_s`` after `initialize`: a new
+    `funes mcp` server each run, spawned and driven by the MCP SDK's client."""
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    async def once(tree: Path) -> float:
+        env = build_env(tree)
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "funes.cli.main", "mcp", "--memory", str(path)],
+            env={k: env[k] for k in ("PATH", "HOME", "PYTHONPATH", "FUNES_HOME") if k in env},
+        )  # fmt: skip
+        async with Client(params, read_timeout_seconds=300) as client:
+            await anyio.sleep(wait_s)
+            t = time.perf_counter()
+            result = await client.call_tool("recall", {"query": text})
+            took = time.perf_counter() - t
+            if result.is_error or not any(
+                "→ get" in getattr(c, "text", "") for c in result.content
+            ):
+                raise SystemExit(f"MCP recall from {tree} answered no hit")
+            return took
+
+    times: dict[str, list[float]] = {b: [] for b in builds}
+    for _ in range(runs):
+        for build, tree in builds.items():
+            times[build].append(anyio.run(once, tree))
+    out: dict[str, Any] = {b: summary_ms(ts) for b, ts in times.items()}
+    out["wait_after_initialize_s"] = wait_s
+    _ratio(out)
+    log(f"MCP first recall {wait_s:g} s after initialize: {out}")
+    return out
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of every finished child so far: on a loaded machine the
+    CPU a call costs is steadier than its wall time."""
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _ratio(res: dict[str, Any]) -> None:
+    """``ratio``: this build's median wall time over the baseline's (< 1 is faster), and
+    ``cpu_ratio`` the same for CPU time, when both builds ran."""
+    if "baseline" in res and "this" in res:
+        res["ratio"] = round(res["this"]["p50_ms"] / res["baseline"]["p50_ms"], 3)
+        if "cpu_p50_ms" in res["this"]:
+            res["cpu_ratio"] = round(res["this"]["cpu_p50_ms"] / res["baseline"]["cpu_p50_ms"], 3)
+
+
 def hook_return(ctx: Context, runs: int) -> dict[str, Any]:
     """Foreground time of hooks/funes-index.sh fed a Claude Code Stop payload (the detached
     worker is pointed at a funes that exits at once, as tests/test_hooks.py does)."""
@@ -176,6 +280,15 @@ def run(ctx: Context) -> dict[str, Any]:
                 rr = {"FUNES_RERANKER": str(standin_reranker())}
                 res["cold_cli_rerank"] = cold(path, texts[:3], rr)
                 log(f"recall {n}: cold CLI + rerank {res['cold_cli_rerank']}")
+            builds = {"this": ROOT}
+            if ctx.baseline is not None:
+                builds["baseline"] = ctx.baseline.resolve()
+                out["baseline"] = {"tree": str(builds["baseline"]),
+                                   "commit": _commit(builds["baseline"])}  # fmt: skip
+            out["this_commit"] = _commit(ROOT)
+            runs = 3 if ctx.quick else 5
+            res["cold_process"] = cold_commands(path, texts, builds, runs)
+            res["mcp_first_recall"] = mcp_first_recall(path, texts[0], builds, runs)
         out[str(n)] = res
     out["hook_return"] = hook_return(ctx, 9 if ctx.quick else 21)
     out["hook_return"]["median_ms"] = out["hook_return"]["p50_ms"]

@@ -456,7 +456,7 @@ class MultiSearcher:
 def open_searcher(memory: str | None = None, rerank: bool = True) -> Searcher | MultiSearcher:
     """A Searcher over a memory (local, remote, or several: ``local,owner/team``) with the
     installed models loaded (once per process)."""
-    from funes.models import load_embedder, load_reranker
+    from funes.models import LazyEmbedder, load_reranker
     from funes.store import open_memory
 
     specs: list[str | None] = [memory]
@@ -465,7 +465,7 @@ def open_searcher(memory: str | None = None, rerank: bool = True) -> Searcher | 
 
         specs = [str(s.path) if s.path is not None else s.uri for s in parse_many(memory)]
     mems = [open_memory(s) for s in specs]
-    embedder = load_embedder()
+    embedder = LazyEmbedder()  # onnxruntime loads only when a question must be embedded
     reranker = load_reranker(max_length=RERANK_TOKENS) if rerank else None
     if len(mems) == 1:
         return Searcher(mems[0], embedder, reranker)

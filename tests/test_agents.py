@@ -408,3 +408,25 @@ def test_remove_still_fails_when_the_agent_keeps_the_registration(
     assert "`claude mcp remove funes -s user` failed (exit 1): not found: config is locked" in (
         out.stdout + out.stderr
     )
+
+
+def test_add_offers_a_first_index_only_when_sessions_are_pending(
+    private_home: Path, fakes: Path
+) -> None:
+    session = private_home / ".codex/sessions/2026/11/30/rollout-y.jsonl"
+    session.parent.mkdir(parents=True)
+    session.write_text(
+        '{"timestamp":"2026-11-30T08:00:00.000Z","type":"session_meta","payload":{"id":"y","cwd":"/w"}}\n'
+        '{"timestamp":"2026-11-30T08:00:01.000Z","type":"response_item","payload":{"type":"message",'
+        '"role":"user","content":[{"type":"input_text","text":"add a health route"}]}}\n'
+    )
+    assert "not a terminal: skipped the first index" in funes("add", "codex", state=fakes).stdout
+    r = funes("index", "--harness", "codex", "--no-embed", state=fakes)
+    assert r.returncode == 0, r.stderr
+    out = funes("add", "codex", state=fakes).stdout
+    assert "your codex sessions are already indexed; the hook keeps them current" in out, (
+        r.stdout,
+        r.stderr,
+        out,
+    )
+    assert "first index" not in out

@@ -31,13 +31,9 @@ TILER_SESSION = "5f0c2d1e-8a7b-4c3d-9e2f-1a2b3c4d5e6f"
 
 
 @pytest.fixture(scope="module")
-def memory(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled Claude Code and Codex samples, indexed (and embedded) once."""
-    mem = tmp_path_factory.mktemp("mem") / "memory"
-    r = run_cmd("funes", "index", SAMPLES, "--yes", "--memory", mem,
-                env={"FUNES_CACHE_DIR": str(tmp_path_factory.getbasetemp() / "funes-model-cache")})  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    return mem
+def memory(samples_memory: Path) -> Path:
+    """The bundled Claude Code and Codex samples, indexed (and embedded) once per session."""
+    return samples_memory
 
 
 class Agents:

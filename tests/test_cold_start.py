@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import REPO, run_cmd
 
 HEAVY = ("onnxruntime", "tokenizers", "lancedb")
 SESSION = "5f0c2d1e-8a7b-4c3d-9e2f-1a2b3c4d5e6f"  # the Claude sample in contrib/samples
@@ -54,3 +55,10 @@ def test_recall_imports_onnxruntime_only_to_embed_a_question(samples_memory: Pat
     assert "onnxruntime" in loaded("recall", "tile cache", "--memory", samples_memory)
     # A bad value is refused before anything heavy loads.
     assert loaded("recall", "tile cache", "-k", "0", "--memory", samples_memory) == set()
+
+
+def test_recall_over_a_memory_without_vectors_never_imports_onnxruntime(tmp_path: Path) -> None:
+    mem = tmp_path / "words-only"
+    r = run_cmd("funes", "index", REPO / "contrib" / "samples", "--no-embed", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    assert loaded("recall", "tile cache", "--memory", mem) == set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hubserver.helpers import Machine, hub, remote_table, turn
 from hubserver.server import HubServer
 
@@ -20,6 +21,7 @@ def session(name: str, marker: str, repo: str = "ana/app") -> list[dict[str, Any
     ]
 
 
+@pytest.mark.needs_scanner
 def test_project_memory_ships_only_included_sessions(hub: HubServer, tmp_path: Path) -> None:
     ana = Machine(tmp_path / "ana", hub)
     ana.index(session("s1-aaaa", "quokka") + session("s2-bbbb", "wombat"))
@@ -103,6 +105,7 @@ def test_project_memory_ships_only_included_sessions(hub: HubServer, tmp_path: P
     assert len(t) == 7
 
 
+@pytest.mark.needs_scanner
 def test_personal_memory_is_untouched_by_curation(hub: HubServer, tmp_path: Path) -> None:
     ana = Machine(tmp_path / "ana", hub)
     ana.index(session("s1-aaaa", "quokka") + session("s2-bbbb", "wombat"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hubserver.helpers import Machine, commit_files, hub, remote_table, turn
 from hubserver.server import HubServer
 
@@ -19,6 +20,7 @@ def session(name: str, marker: str, turns: int = 2) -> list[dict]:
     ]
 
 
+@pytest.mark.needs_scanner
 def test_first_push_creates_a_private_repo_and_a_second_push_sends_only_the_new_turn(
     hub: HubServer, tmp_path: Path
 ) -> None:
@@ -56,6 +58,7 @@ def test_first_push_creates_a_private_repo_and_a_second_push_sends_only_the_new_
     assert "| Chunks | 4 |" in hub.files("ana/kb")["README.md"].decode()
 
 
+@pytest.mark.needs_scanner
 def test_two_racing_pushes_both_land_once(hub: HubServer, tmp_path: Path) -> None:
     hub.create_repo("team/kb", private=True)
     a, b = Machine(tmp_path / "a", hub), Machine(tmp_path / "b", hub, user="ana")
@@ -92,6 +95,7 @@ def test_push_without_a_token_is_refused(hub: HubServer, tmp_path: Path) -> None
     assert r.returncode == 1 and "no HF token" in r.stderr
 
 
+@pytest.mark.needs_scanner
 def test_wrong_memory_guard_asks_before_publishing_an_unrelated_memory(
     hub: HubServer, tmp_path: Path
 ) -> None:
@@ -107,6 +111,7 @@ def test_wrong_memory_guard_asks_before_publishing_an_unrelated_memory(
     assert r.returncode == 0 and "pushed 2 chunks" in r.stdout
 
 
+@pytest.mark.needs_scanner
 def test_hand_written_card_is_left_alone(hub: HubServer, tmp_path: Path) -> None:
     repo = hub.create_repo("ana/kb", private=False)
     repo.commits[-1].files["README.md"] = b"# my notes\n"
@@ -118,6 +123,7 @@ def test_hand_written_card_is_left_alone(hub: HubServer, tmp_path: Path) -> None
     assert not hub.repo("ana/kb").private  # an existing repo keeps its visibility
 
 
+@pytest.mark.needs_scanner
 def test_prefixed_memory_never_touches_the_card(hub: HubServer, tmp_path: Path) -> None:
     hub.create_repo("ana/kb")
     ana = Machine(tmp_path / "ana", hub)

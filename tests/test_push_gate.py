@@ -8,6 +8,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 from hubserver.helpers import Machine, hub, remote_table, turn
 from hubserver.server import HubServer
@@ -45,6 +46,7 @@ def _all_bytes(hub: HubServer, repo: str) -> bytes:
     return b"\n".join(hub.files(repo).values())
 
 
+@pytest.mark.needs_scanner
 def test_blocks_with_secrets_stay_home_and_clean_ones_go(hub: HubServer, tmp_path: Path) -> None:
     seeds = _seeds()
     assert any(s.context == "straddle" for s in seeds)  # a secret across the chunk split
@@ -76,6 +78,7 @@ def test_blocks_with_secrets_stay_home_and_clean_ones_go(hub: HubServer, tmp_pat
     assert not any(s.value in st.stdout for s in seeds)
 
 
+@pytest.mark.needs_scanner
 def test_everything_held_back_exits_2_with_a_summary_by_detector(
     hub: HubServer, tmp_path: Path
 ) -> None:

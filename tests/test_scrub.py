@@ -236,6 +236,7 @@ def copy_memory(src: Path, dst: Path) -> Path:
     return dst
 
 
+@pytest.mark.needs_scanner
 def test_scrub_removes_every_seeded_value_from_the_memory_directory(
     unredacted: tuple[Path, dict[str, str], dict], tmp_path: Path
 ) -> None:
@@ -297,6 +298,7 @@ def session_ids(mem: Path, keep: Any) -> list[str]:
     return [r["id"] for r in rows if keep(r)]
 
 
+@pytest.mark.needs_scanner
 def test_scrub_dry_run_reports_and_changes_nothing(
     unredacted: tuple[Path, dict[str, str], dict], tmp_path: Path
 ) -> None:
@@ -314,6 +316,7 @@ def test_scrub_dry_run_reports_and_changes_nothing(
     assert dir_digest(mem) == digest
 
 
+@pytest.mark.needs_scanner
 def test_scrub_with_the_lock_held_says_so_in_one_line(
     unredacted: tuple[Path, dict[str, str], dict], tmp_path: Path
 ) -> None:
@@ -408,6 +411,7 @@ def test_index_redaction_cannot_be_switched_off_by_an_import_failure() -> None:
     assert redactor() is redact
 
 
+@pytest.mark.needs_scanner
 def test_blocks_the_scanner_cannot_locate_or_clear_are_dropped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

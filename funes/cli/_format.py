@@ -121,7 +121,8 @@ def recall_human(result: Any, style: Any) -> str:
         memory = getattr(h, "memory", None) or result.memory
         when = (r["ts"] or "")[:16].replace("T", " ")
         head = f"{h.rank}. {when} · {r['harness']} · {r['workdir']} · {r['block_type']}"
-        out.append(style.bold(head) + style.dim(f"  score {h.score:.3f}") + "\n")
+        head = textwrap.fill(f"{head} · score {h.score:.3f}", width, subsequent_indent="   ")
+        out.append(style.bold(head) + "\n")
         shown = None if memory == default_label() else memory
         cmd = f"funes get {get_args(r['session_id'], r['turn_uuid'], shown)}"
         out.append("   " + style.accent(cmd) + "\n")

@@ -97,9 +97,10 @@ def first_index(agent: str, memory: str | None, skip: bool, yes: bool) -> None:
     if not roots:
         print(f"no {agent} sessions on this machine yet; the hook indexes them as they happen")
         return
-    from funes.store.indexer import pending
+    from funes.store.paths import memory_dir
+    from funes.store.status import pending_sources
 
-    todo = pending(agent, memory)
+    todo = pending_sources(memory_dir(memory), harness=agent)
     if not todo:
         print(f"your {agent} sessions are already indexed; the hook keeps them current")
         return

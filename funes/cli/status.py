@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from funes.cli._args import Parser
 from funes.cli._pipe import run
+from funes.cli._tty import spinner
 from funes.store.status import Status
 
 
@@ -28,39 +29,41 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    with spinner("reading the memory"):
+        text = _status(args.memory or args.memory_pos, args.json)
+    sys.stdout.write(text)
+    return 0
+
+
+def _status(spec: str | None, as_json: bool) -> str:
+    """What `funes status` prints (text, or one JSON line)."""
     from funes.models import EMBEDDER_PIN
     from funes.models.reranker import find_reranker
     from funes.store import open_memory
     from funes.store.status import memory_status
 
-    spec = args.memory or args.memory_pos
     mem = open_memory(spec)
     if mem.label.startswith("hf://"):
         from funes.hub.spec import parse
         from funes.hub.status import remote_status
 
         rs = remote_status(parse(mem.label), mem)
-        if args.json:
+        if as_json:
             doc = {**rs.__dict__, "last_push": rs.last_push.isoformat() if rs.last_push else None}
-            sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
-        else:
-            sys.stdout.write(rs.text())
-        return 0
-    if mem.note and not args.json:
-        sys.stdout.write(mem.note)
+            return json.dumps(doc, ensure_ascii=False) + "\n"
+        return str(rs.text())
+    note = mem.note if not as_json else ""
     st = memory_status(mem)
     rr = find_reranker()
     models = {"embedder": EMBEDDER_PIN.name, "reranker": rr.name if rr else None}
-    if args.json:
+    if as_json:
         doc = {
             **st.__dict__,
             "last_indexed": st.last_indexed.isoformat() if st.last_indexed else None,
         }
         doc["models"] = models
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
-        return 0
-    sys.stdout.write(render(st, models))
-    return 0
+        return json.dumps(doc, ensure_ascii=False) + "\n"
+    return note + render(st, models)
 
 
 def render(st: Status, models: dict[str, str | None]) -> str:

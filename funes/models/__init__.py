@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 from funes.models.pins import EMBEDDER_PIN, RERANKER_PIN, ModelError
 
 if TYPE_CHECKING:
-    from funes.models.embedder import Embedder, embed_chunks, load_embedder
+    from funes.models.embedder import Embedder, LazyEmbedder, embed_chunks, load_embedder
     from funes.models.reranker import Reranker, load_reranker
 
 __all__ = [
     "EMBEDDER_PIN",
     "RERANKER_PIN",
     "Embedder",
+    "LazyEmbedder",
     "ModelError",
     "Reranker",
     "embed_chunks",
@@ -31,6 +32,7 @@ __all__ = [
 
 _LAZY = {
     "Embedder": "funes.models.embedder",
+    "LazyEmbedder": "funes.models.embedder",
     "embed_chunks": "funes.models.embedder",
     "load_embedder": "funes.models.embedder",
     "Reranker": "funes.models.reranker",

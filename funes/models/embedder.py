@@ -111,6 +111,17 @@ def load_embedder() -> Embedder:
         return _loaded
 
 
+class LazyEmbedder:
+    """The process-wide embedder, loaded at its first use: a recall that needs no vector (a
+    memory whose chunks all wait for theirs, a bad argument) never imports onnxruntime."""
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        return load_embedder().embed(texts)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(load_embedder(), name)
+
+
 def embed_chunks(chunks: Iterable[Chunk], batch: int = 64) -> Iterator[Chunk]:
     """Set ``vector`` and ``model`` on each chunk, streaming ``batch`` chunks at a time, order
     kept. The model loads when the first chunk arrives (an empty stream costs nothing).

@@ -179,20 +179,6 @@ def plan(opts: IndexOptions) -> tuple[list[Unit], bool]:
     return _limit(_newest_first(units), opts.limit), True
 
 
-def pending(harness: str | None = None, memory: str | None = None, home: Path | None = None) -> int:
-    """How many sessions under the agents' known roots (one agent's, with ``harness``) the
-    memory has not fully indexed — what a sweep would still read. Reads no transcript."""
-    from funes import sources
-
-    path = memory_dir(memory)
-    state = IndexState.load(path, table_exists=(path / f"{TABLE}.lance").is_dir())
-    units = sources.sweep(home)
-    if harness:
-        src = get_source(harness)
-        units = [u for u in units if u.source == src]
-    return sum(not state.current(_key(u), u.signature(), TIERS[-1]) for u in units)
-
-
 def _newest_first(units: list[Unit]) -> list[Unit]:
     def key(u: Unit) -> tuple[bool, float]:
         try:

@@ -63,15 +63,20 @@ def memory_status(mem: Memory, home: Path | None = None, sweep: bool = True) -> 
     )
 
 
-def pending_sources(memory: Path, home: Path | None = None) -> int:
-    """Transcripts under the known agent roots whose current version is not fully indexed."""
+def pending_sources(memory: Path, home: Path | None = None, harness: str | None = None) -> int:
+    """Transcripts under the known agent roots (one agent's, with ``harness``) whose current
+    version is not fully indexed. Reads no transcript: a stat per file."""
     from funes import sources
     from funes.store.state import IndexState
 
     state = IndexState.load(memory)
+    units = sources.sweep(home)
+    if harness:
+        src = sources.get_source(harness)
+        units = [u for u in units if u.source == src]
     return sum(
         not state.current(str(u.path), u.signature(), "tool_result", thinking=False)
-        for u in sources.sweep(home)
+        for u in units
     )
 
 
