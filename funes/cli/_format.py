@@ -119,24 +119,38 @@ def recall_human(result: Any, style: Any) -> str:
     for h in result.hits:
         r = h.row
         memory = getattr(h, "memory", None) or result.memory
-        when = (r["ts"] or "")[:16].replace("T", " ")
-        head = f"{h.rank}. {when} · {r['harness']} · {r['workdir']} · {r['block_type']}"
+        when = one_line(r["ts"])[:16].replace("T", " ")
+        head = (
+            f"{h.rank}. {when} · {one_line(r['harness'])} · {one_line(r['workdir'])} · "
+            f"{one_line(r['block_type'])}"
+        )
         head = textwrap.fill(f"{head} · score {h.score:.3f}", width, subsequent_indent="   ")
         out.append(style.bold(head) + "\n")
         shown = None if memory == default_label() else memory
         cmd = f"funes get {get_args(r['session_id'], r['turn_uuid'], shown)}"
         out.append("   " + style.accent(cmd) + "\n")
-        body = [f"{r['text']}\n"]
+        text = _for_terminal(_cap(r["text"]))
         if getattr(h, "trusted", True):
-            for para in r["text"].split("\n"):
+            for para in text.split("\n"):
                 out.append(_wrap(para, width, "   ") + "\n")
         else:
-            out.extend(_fenced(body, memory))
+            out.extend(_fenced([escape_passage(text) + "\n"], memory))
         for n in h.neighbors:
-            line = f"~ {n['role']} {n['block_type']} seq{n['seq']}: {n['text']}"
+            line = (
+                f"~ {one_line(n['role'])} {one_line(n['block_type'])} seq{n['seq']}: "
+                f"{one_line(n['text'])}"
+            )
             out.append(style.dim(_wrap(line, width, "   ")) + "\n")
         out.append("\n")
     return "".join(out)
+
+
+def _for_terminal(text: str) -> str:
+    """Passage text a terminal shows as text: control characters other than newline and tab
+    (an escape sequence in a tool's output) become U+FFFD."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in "\n\t" else "\ufffd" for c in text)
 
 
 def _wrap(text: str, width: int, indent: str) -> str:
