@@ -75,8 +75,7 @@ def pending_sources(memory: Path, home: Path | None = None, harness: str | None 
         src = sources.get_source(harness)
         units = [u for u in units if u.source == src]
     return sum(
-        not state.current(str(u.path), u.signature(), "tool_result", thinking=False)
-        for u in units
+        not state.current(str(u.path), u.signature(), "tool_result", thinking=False) for u in units
     )
 
 
