@@ -107,8 +107,8 @@ def render(doc: dict[str, Any], src: Path, quick: dict[str, Any] | None) -> str:
         if name in s:
             r = s[name]["_run"]
             out += [f"## {name}", "", *fn(s[name]), ""]
-            if name == "quality" and g(quick, "suites", "quality", "systems"):
-                same = quick["suites"]["quality"]["systems"] == s[name].get("systems")  # type: ignore[index]
+            if name == "quality" and g(quick, "suites", "quality", "sets"):
+                same = quick["suites"]["quality"]["sets"] == s[name].get("sets")  # type: ignore[index]
                 out += [
                     "Same numbers as the last `--quick` run's quality suite (a separate process, "
                     f"same memory): **{'yes, identical' if same else 'NO — they differ'}**.",
@@ -423,36 +423,20 @@ def secrets_section(r: dict[str, Any]) -> list[str]:
 
 
 def quality_section(r: dict[str, Any]) -> list[str]:
-    if "systems" not in r:
+    if "sets" not in r:
         return [f"Skipped: {r.get('skipped')}"]
     from bench.quality import table
 
     return [
-        f'eval-dev ({r["memory_chunks"]:,} chunks, real vectors); "now" fixed at {r["now"][:10]}; '
-        f"reranker: {r['reranker'] or 'none installed (the funes + rerank row appears when one is)'}. "
+        f'"now" fixed at {r["now"][:10]}; reranker: '
+        f"{r['reranker'] or 'none installed (the funes + rerank row appears when one is)'}. "
         "Scoring as in eval-dev's README; tokens/query ≈ characters/4 of what an agent reads "
-        "(median). Re-runs give identical numbers (tests/test_bench_quality.py).",
+        f"(median). The learned stage is scored by {r['folds']}-fold cross-validation split by "
+        "source repository over both sets together: no question is ranked by weights trained "
+        "on its own repository. Re-runs give identical numbers (tests/test_bench_quality.py).",
         "",
         table(r),
-        "",
-        "MRR@10 by kind and agent:",
-        "",
-        *mrr_by_kind(r),
     ]
-
-
-def mrr_by_kind(r: dict[str, Any]) -> list[str]:
-    kinds = sorted({k for s in r["systems"].values() for k in s["by_kind"]})
-    agents = sorted({a for s in r["systems"].values() for a in s["by_agent"]})
-    rows = [
-        "| system | " + " | ".join(kinds + agents) + " |",
-        "|---" * (len(kinds) + len(agents) + 1) + "|",
-    ]
-    for name, s in r["systems"].items():
-        cells = [f"{s['by_kind'][k]['mrr@10']:.2f}" for k in kinds]
-        cells += [f"{s['by_agent'].get(a, {}).get('mrr@10', 0):.2f}" for a in agents]
-        rows.append(f"| {name} | " + " | ".join(cells) + " |")
-    return rows
 
 
 def hub_section(r: dict[str, Any]) -> list[str]:

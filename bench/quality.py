@@ -148,7 +148,7 @@ def evaluate(systems: dict[str, Any], queries: list[dict[str, Any]]) -> dict[str
                 verdict = None
                 tokens.append(sum(len(t) for t in texts) / 4)
             else:
-                res = system.search(Query(q["query"]), now=NOW)
+                res = system.search(Query(q["query"], id=q["id"]), now=NOW)
                 texts = [h.row["text"] for h in res.hits]
                 verdict = res.verdict
                 tokens.append(len(recall_agent(res)) / 4)
@@ -175,32 +175,77 @@ def _share(flags: list[bool]) -> float | None:
     return statistics.fmean(flags) if flags else None
 
 
+class FoldSearcher:
+    """The learned stage as cross-validation scores it: each question is answered by the
+    weights trained without its repository's fold (bench/train_ranker.py)."""
+
+    def __init__(self, by_fold: dict[int, Any], fold_of_id: dict[str, int]) -> None:
+        self.by_fold = by_fold
+        self.fold_of_id = fold_of_id
+
+    def search(self, q: Any, now: dt.datetime | None = None) -> Any:
+        return self.by_fold[self.fold_of_id[q.id]].search(q, now)
+
+
+FOLDS = 5
+
+
 def run(rebuild: bool = False) -> dict[str, Any]:
+    """Every system on eval-dev and on the labelled set (whatever of it is restored), the
+    learned stage cross-validated by repository over both sets together."""
+    from bench import train_ranker as tr
     from funes.models import load_embedder, load_reranker
     from funes.retrieval import Searcher
     from funes.store import open_memory
 
-    queries = [
-        json.loads(line) for line in (EVAL / "queries.jsonl").read_text().splitlines() if line
-    ]
-    mem_path, built_s = memory_dir(rebuild)
-    mem = open_memory(mem_path)
+    if rebuild:
+        subprocess.run(["rm", "-rf", *map(str, WORK.glob("*-*"))], check=True)
     emb = load_embedder()
     rr = load_reranker()
-    systems: dict[str, Any] = {
-        "grep": grep_system(sorted((EVAL / "corpus").rglob("*.jsonl"))),
-        "bm25": Searcher(mem, emb, None, mode="lexical", recency="off"),
-        "vector": Searcher(mem, emb, None, mode="vector", recency="off"),
-        "hybrid (rrf)": Searcher(mem, emb, None, mode="rrf", recency="off"),
-        "funes": Searcher(mem, emb, None),
-        "funes, reference recency": Searcher(mem, emb, None, recency="reference"),
-        "funes, no recency": Searcher(mem, emb, None, recency="off"),
-    }
-    if rr is not None:
-        systems["funes + rerank"] = Searcher(mem, emb, rr)
-    out = evaluate(systems, queries)
-    return {"suite": "quality", "now": NOW.isoformat(), "memory_chunks": mem.count(),
-            "index_seconds": built_s, "reranker": rr.name if rr else None, "systems": out}  # fmt: skip
+    sets = [qs for qs in (tr.eval_dev(), tr.labelled()) if qs.questions]
+    mems, samples = {}, {}
+    for qs in sets:
+        mems[qs.name] = open_memory(tr.memory_for(qs))
+        samples[qs.name] = tr.samples(qs, Searcher(mems[qs.name], emb, None))
+    every = [s for ss in samples.values() for s in ss]
+    cv_dir = WORK / "cv"
+    fold_files = tr.cross_validate(every, FOLDS, cv_dir)
+    out: dict[str, Any] = {"suite": "quality", "now": NOW.isoformat(), "folds": FOLDS,
+                           "reranker": rr.name if rr else None, "sets": {}}  # fmt: skip
+    for qs in sets:
+        mem = mems[qs.name]
+        fold_of_id = {q["id"]: tr.fold_of(q["repo"], FOLDS) for q in qs.questions}
+
+        def cv(
+            recency: str = "gentle", rerank: Any = None, m: Any = mem, folds: Any = fold_of_id
+        ) -> FoldSearcher:
+            by_fold = {
+                f: Searcher(m, emb, rerank, recency=recency, weights=str(path))
+                for f, path in enumerate(fold_files)
+            }
+            return FoldSearcher(by_fold, folds)
+
+        files = sorted(p for p in qs.corpus.rglob("*") if p.is_file() and p.suffix == ".jsonl")
+        systems: dict[str, Any] = {
+            "grep": grep_system(files),
+            "bm25": Searcher(mem, emb, None, mode="lexical", recency="off"),
+            "vector": Searcher(mem, emb, None, mode="vector", recency="off"),
+            "hybrid (rrf)": Searcher(mem, emb, None, mode="rrf", recency="off"),
+            "hand-tuned stage (before)": Searcher(mem, emb, None, mode="hand-tuned"),
+            "funes (learned, cross-validated)": cv(),
+            "funes, reference recency": cv("reference"),
+            "funes, no recency": cv("off"),
+        }
+        if rr is not None:
+            systems["funes + rerank"] = cv(rerank=rr)
+        out["sets"][qs.name] = {
+            "questions": len(qs.questions),
+            "repositories": len({q["repo"] for q in qs.questions if q["kind"] != "absent"}),
+            "memory_chunks": mem.count(),
+            "pool_ceiling": round(tr.pool_ceiling(samples[qs.name]), 4),
+            "systems": evaluate(systems, qs.questions),
+        }
+    return out
 
 
 def run_suite(ctx: Any) -> dict[str, Any]:
@@ -221,26 +266,33 @@ def run_suite(ctx: Any) -> dict[str, Any]:
 
 
 def table(doc: dict[str, Any]) -> str:
-    rows = ["| system | hit@1 | hit@5 | MRR@10 | weak on absent | weak on answerable | tokens/query |",
-            "|---|---|---|---|---|---|---|"]  # fmt: skip
-    for name, s in doc["systems"].items():
-        a = s["all"]
-        wa = "—" if s["weak_on_absent"] is None else f"{s['weak_on_absent']:.0%}"
-        wn = "—" if s["weak_on_answerable"] is None else f"{s['weak_on_answerable']:.0%}"
-        rows.append(f"| {name} | {a['hit@1']:.3f} | {a['hit@5']:.3f} | {a['mrr@10']:.3f} | {wa} | {wn} "
-                    f"| {s['tokens_per_query']:.0f} |")  # fmt: skip
-    kinds = sorted({k for s in doc["systems"].values() for k in s["by_kind"]})
-    rows += ["", "hit@5 by kind and agent:", "",
-             "| system | " + " | ".join(kinds) + " | claude-code | codex | pi |",
-             "|---" * (len(kinds) + 4) + "|"]  # fmt: skip
-    for name, s in doc["systems"].items():
-        cells = [f"{s['by_kind'][k]['hit@5']:.2f}" for k in kinds]
-        cells += [
-            f"{s['by_agent'].get(a, {}).get('hit@5', 0):.2f}"
-            for a in ("claude-code", "codex", "pi")
-        ]
-        rows.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(rows)
+    rows: list[str] = []
+    for set_name, st in doc["sets"].items():
+        rows += [f"**{set_name}**: {st['questions']} questions over {st['repositories']} "
+                 f"repositories, {st['memory_chunks']:,} chunks; pool ceiling (answer anywhere "
+                 f"in the candidate pool) {st['pool_ceiling']:.2f}.", "",
+                 "| system | hit@1 | hit@5 | MRR@10 | weak on absent | weak on answerable "
+                 "| tokens/query |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+        for name, s in st["systems"].items():
+            a = s["all"]
+            wa = "—" if s["weak_on_absent"] is None else f"{s['weak_on_absent']:.0%}"
+            wn = "—" if s["weak_on_answerable"] is None else f"{s['weak_on_answerable']:.0%}"
+            rows.append(f"| {name} | {a['hit@1']:.3f} | {a['hit@5']:.3f} | {a['mrr@10']:.3f} "
+                        f"| {wa} | {wn} | {s['tokens_per_query']:.0f} |")  # fmt: skip
+        kinds = sorted({k for s in st["systems"].values() for k in s["by_kind"]})
+        agents = sorted({a for s in st["systems"].values() for a in s["by_agent"]})
+        rows += ["", "hit@1 / hit@5 / MRR@10 by kind and agent:", "",
+                 "| system | " + " | ".join(kinds + agents) + " |",
+                 "|---" * (len(kinds) + len(agents) + 1) + "|"]  # fmt: skip
+        for name, s in st["systems"].items():
+            cells = []
+            for group, key in [("by_kind", k) for k in kinds] + [("by_agent", a) for a in agents]:
+                m = s[group].get(key)
+                cells.append("—" if m is None else
+                             f"{m['hit@1']:.2f} / {m['hit@5']:.2f} / {m['mrr@10']:.2f}")  # fmt: skip
+            rows.append(f"| {name} | " + " | ".join(cells) + " |")
+        rows.append("")
+    return "\n".join(rows).rstrip()
 
 
 def main() -> None:

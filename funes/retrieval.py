@@ -1,30 +1,28 @@
 """The query pipeline: lexical + vector legs → fusion → second-stage ordering → recency →
 top k → neighbours → hits with a verdict.
 
-Both legs are pre-filtered and limited to the candidate pool. Their union is ordered by
-reciprocal-rank fusion (k = 60, ties by id) and then re-scored:
-
-- with a cross-encoder installed, relevance is its sigmoid score (design §3.2);
-- without one, relevance = cosine(query, chunk) + 0.2 · BM25/BM25max + a small prior by
-  block: +0.05 for assistant prose (where answers to "why/what did we…" questions live),
-  −0.06 for tool calls (JSON commands rarely are the evidence). Measured on
-  ../shared/eval-dev (bench/quality.py) this beats plain RRF on hit@1 and hit@5. Tried and
-  dropped: mixing the preceding user prompt's vector into each chunk's (hit@5 fell).
+Both legs are pre-filtered and hand up to :data:`POOL_PER_LEG` candidates each. Their union is
+ordered by a learned second stage (:mod:`funes.ranker`: a logistic model over transcript
+structure, leg ranks and scores, term coverage and text cues, cross-validated by repository in
+bench/); a cross-encoder, when installed, re-scores the head of that order as one more signal.
+Passages with the same normalised text collapse into one hit that lists the other places.
 
 Recency is a gentle prior (design §3.3): a relevance is multiplied by
 ``1 − α·(1 − 0.5^(age/half_life))``, so the oldest evidence loses at most α (10 %) — enough
 to put the newer of two equal passages first, never enough to bury an exact old answer under
 a loosely related fresh one.
 
-The verdict (design §3.4) is `weak` when neither leg found convincing evidence: the best
-cosine in the pool is below the embedder's calibrated threshold and the best lexical hit
-covers little of the query's (idf-weighted) terms.
+The verdict (design §3.4) comes from a second logistic model over query-level signals (the
+best score and its margin, the best cosine, question terms the memory never saw, agreement of
+the top sessions): its probability that the memory holds the answer is exposed as
+``answerable``, and below the cross-validated threshold the evidence is called weak.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -39,14 +37,12 @@ if TYPE_CHECKING:
 RRF_K = 60
 RERANK_POOL = 10  # candidates a cross-encoder re-orders (latency: see bench/README.md)
 RERANK_TOKENS = 256
-POOL_CAP = 60  # the second stage scores the union of both legs (≤ 2 × candidates)
-LEXICAL_WEIGHT = 0.2
-PROSE_PRIOR = 0.05
-TOOL_CALL_PRIOR = -0.06  # tool calls (JSON commands) are rarely the evidence a question asks for
+EMBED_AT_QUERY = 32  # pool rows still without a vector embedded at query time, best first
+POOL_PER_LEG = 100  # candidates each leg hands the second stage (pool recall: bench/README.md)
 RECENCY_ALPHA = 0.1
 DEFAULT_HALF_LIFE = 90.0  # days
-# Calibrated on ../shared/eval-dev with all-MiniLM-L6-v2: the best pool cosine of questions
-# whose answer is absent stayed ≤ 0.40, of answerable ones ≥ 0.46.
+# The verdict of the baseline orderings (bench/quality.py compares them; recall itself uses the
+# learned verdict of funes.ranker): strong when the best pool cosine or lexical coverage is high.
 STRONG_COSINE = 0.43
 STRONG_COVERAGE = 0.6
 MAX_QUERY_CHARS = 4096  # a question, or an error message pasted whole; not a document
@@ -98,13 +94,6 @@ def _like_escape(s: str) -> str:
 
 
 _RELATIVE = re.compile(r"^(\d+)\s*([hdwmy])$")
-
-
-def _block_prior() -> dict[tuple[str, str], float]:
-    return {("assistant", "text"): PROSE_PRIOR, ("assistant", "tool_use"): TOOL_CALL_PRIOR}
-
-
-BLOCK_PRIOR = _block_prior()
 
 
 def parse_when(value: str, now: datetime | None = None, end: bool = False) -> str:
@@ -179,7 +168,7 @@ def rrf(lists: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
 class Query:
     text: str
     k: int = 8
-    candidates: int = 30
+    candidates: int = POOL_PER_LEG
     neighbors: int = 1
     half_life: float = DEFAULT_HALF_LIFE
     filters: Filters = field(default_factory=Filters)
@@ -202,6 +191,49 @@ class Hit:
     neighbors: list[dict[str, Any]] = field(default_factory=list)
     memory: str | None = None  # label of the memory this hit came from
     trusted: bool = True  # False: from a shared memory, someone else's words
+    # other places holding the same text (session_id, turn_uuid, seq, ts), collapsed into this hit
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Pool:
+    """A query's candidates with their features (:mod:`funes.ranker`), in fused order."""
+
+    query: Query
+    rows: list[dict[str, Any]]
+    x: Any  # numpy feature matrix, one row per candidate
+    ctx: Any  # ranker.Context
+    order: list[str]  # candidate ids by reciprocal-rank fusion
+    unseen_share: float
+    n_terms: int
+
+
+def _get_command(session_id: str, turn_uuid: str, memory: str | None) -> str:
+    args = ["funes", "get", shlex.quote(session_id), shlex.quote(turn_uuid)]
+    if memory:
+        args += ["--memory", shlex.quote(memory)]
+    return " ".join(args)
+
+
+def _collapse(
+    scored: list[tuple[float, float, float, dict[str, Any]]], k: int
+) -> tuple[list[tuple[float, float, float, dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+    """The top ``k`` of ``scored`` (best first) with passages of the same normalised text
+    collapsed into the best-placed one; returns (kept, duplicates by kept id)."""
+    from funes.ranker import normalised
+
+    kept: list[tuple[float, float, float, dict[str, Any]]] = []
+    first: dict[str, str] = {}
+    dups: dict[str, list[dict[str, Any]]] = {}
+    for s in scored:
+        key = normalised(s[3]["text"] or "")
+        if key in first:
+            dups.setdefault(first[key], []).append(s[3])
+            continue
+        if len(kept) < k:
+            first[key] = s[3]["id"]
+            kept.append(s)
+    return kept, dups
 
 
 @dataclass
@@ -234,9 +266,17 @@ class Result:
             }
             rec.update({f: h.row.get(f) for f in HIT_FIELDS})
             rec["neighbors"] = h.neighbors
+            if h.duplicates:
+                mem = h.memory or self.memory
+                rec["duplicates"] = [
+                    {**d, "get": _get_command(d["session_id"], d["turn_uuid"], mem)}
+                    for d in h.duplicates
+                ]
             if not h.trusted:
                 rec["trusted"] = False
             rec["verdict"] = self.verdict
+            if "answerable" in self.signals:
+                rec["answerable"] = round(self.signals["answerable"], 4)
             rec["query"] = self.query.text
             if self.query.id is not None:
                 rec["query_id"] = self.query.id
@@ -248,8 +288,9 @@ class Searcher:
     """One memory plus the models, kept warm across queries (MCP, `funes-query` batches)."""
 
     # Ways to rank, for measuring each piece against the others (bench/quality.py):
-    # "funes" (the default), "rrf" (fusion only), "lexical" or "vector" (one leg).
-    MODES = ("funes", "rrf", "lexical", "vector")
+    # "funes" (the default), "rrf" (fusion only), "lexical" or "vector" (one leg), and
+    # "hand-tuned" (the fixed-constant stage the learned one replaced).
+    MODES = ("funes", "rrf", "lexical", "vector", "hand-tuned")
     # Recency priors: ours, the reference's halving, or none.
     RECENCY = ("gentle", "reference", "off")
 
@@ -260,7 +301,10 @@ class Searcher:
         reranker: Any = None,
         mode: str = "funes",
         recency: str = "gentle",
+        weights: str | None = None,
     ) -> None:
+        self.weights = weights  # a ranker weights file instead of the shipped one
+        self._lengths: tuple[int, dict[str, int]] | None = None
         self.memory = memory
         self.embedder = embedder
         self.reranker = reranker
@@ -272,8 +316,13 @@ class Searcher:
         makes it reopen the memory and search once more."""
         return self.memory.retrying(lambda: self._search(q, now))
 
-    def _search(self, q: Query, now: datetime | None = None) -> Result:
+    def gather(self, q: Query, now: datetime | None = None) -> Pool | None:
+        """The candidate pool of ``q`` with every feature the second stage needs (None when
+        neither leg finds anything). Shared by :meth:`search` and the training script, so the
+        model is trained on exactly what recall computes."""
         import numpy as np
+
+        from funes import ranker
 
         now = now or datetime.now(UTC)
         mem = self.memory
@@ -281,7 +330,6 @@ class Searcher:
         pool_n = max(q.candidates, q.k)
         lexical = [] if self.mode == "vector" else mem.lexical_search(q.text, k=pool_n, where=where)
         lex_rank = {cid: r for r, (cid, _) in enumerate(lexical, 1)}
-        lex_score = dict(lexical)
         qv = None
         vector: list[tuple[str, float]] = []
         use_vectors = self.mode != "lexical" and self.embedder is not None
@@ -289,45 +337,73 @@ class Searcher:
             qv = self.embedder.embed([q.text])[0]
             vector = mem.vector_search(qv, k=pool_n, where=where)
         vec_rank = {cid: r for r, (cid, _) in enumerate(vector, 1)}
-        pool = rrf([[c for c, _ in lexical], [c for c, _ in vector]])[:POOL_CAP]
-        if not pool:
-            return Result(q, [], "weak", mem.label, note=mem.note)
-        rows = mem.fetch(pool, columns=[*HIT_FIELDS, "vector"])
+        order = rrf([[c for c, _ in lexical], [c for c, _ in vector]])
+        if not order:
+            return None
+        rows = mem.fetch(order, columns=[*HIT_FIELDS, "vector"])
         cos: dict[str, float] = {}
         if qv is not None:
-            missing = [r for r in rows if r.get("vector") is None]
-            if missing:  # half-embedded memory: embed the few pool rows still waiting
+            missing = [r for r in rows if r.get("vector") is None][:EMBED_AT_QUERY]
+            if missing:  # half-embedded memory: embed the best pool rows still waiting
                 for r, v in zip(
                     missing, self.embedder.embed([r["text"] for r in missing]), strict=True
                 ):
                     r["vector"] = v
-            mat = np.asarray([r["vector"] for r in rows], dtype=np.float32)
-            cos = dict(zip((r["id"] for r in rows), (mat @ qv).tolist(), strict=True))
-        bmax = max(lex_score.values(), default=0.0) or 1.0
-        coverage = self._coverage(q.text, rows)
-        fused = {cid: 1.0 - i / len(pool) for i, cid in enumerate(pool)}
+            have = [r for r in rows if r.get("vector") is not None]
+            mat = np.asarray([r["vector"] for r in have], dtype=np.float32)
+            cos = dict(zip((r["id"] for r in have), (mat @ qv).tolist(), strict=True))
+        for r in rows:
+            r.pop("vector", None)
+        terms, idf, unseen, present = self._terms(q.text, rows)
+        coverage, rare = _coverage(terms, idf, rows, present)
+        ctx = ranker.Context(
+            lex_rank, dict(lexical), vec_rank, cos, coverage, rare, pool_n,
+            self._session_lengths(),
+        )  # fmt: skip
+        x = ranker.candidate_features(rows, ctx)
+        return Pool(q, rows, x, ctx, order, unseen, len(terms))
 
-        def features(r: dict[str, Any]) -> float:
-            prose = BLOCK_PRIOR.get((r["role"], r["block_type"]), 0.0)
-            base = cos.get(r["id"], 0.0) if cos else 0.5 * coverage.get(r["id"], 0.0)
-            return base + LEXICAL_WEIGHT * lex_score.get(r["id"], 0.0) / bmax + prose
+    def _search(self, q: Query, now: datetime | None = None) -> Result:
+        import numpy as np
 
+        from funes import ranker
+
+        now = now or datetime.now(UTC)
+        mem = self.memory
+        pool = self.gather(q, now)
+        if pool is None:
+            return Result(q, [], "weak", mem.label, note=mem.note)
+        rows, ctx = pool.rows, pool.ctx
+        model = ranker.load_model(self.weights)
+        pos = {cid: i for i, cid in enumerate(pool.order)}
+        if self.mode == "funes":
+            logits = model.score(pool.x)
+        elif self.mode == "hand-tuned":
+            logits = np.array([_hand_tuned(r, ctx) for r in rows])
+        else:  # a baseline: the fused (or single-leg) order
+            logits = np.array([-float(pos[r["id"]]) for r in rows])
         rerank: dict[str, float] = {}
         if self.reranker is not None and self.mode == "funes":
             # A cross-encoder costs ~25-70 ms a pair here: it re-orders only the head of the
-            # feature ranking, and the rest of the pool drops out.
-            rows = sorted(rows, key=lambda r: -features(r))[: max(RERANK_POOL, q.k)]
-            scores = self.reranker.score(q.text, [r["text"] for r in rows])
-            rerank = dict(zip((r["id"] for r in rows), map(float, scores), strict=True))
-
-        def relevance(r: dict[str, Any]) -> float:
-            if self.mode != "funes":
-                return fused[r["id"]]
-            return rerank[r["id"]] if rerank else features(r)
+            # learned ranking, as one more signal added on the logit scale.
+            head = sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
+            head = head[: max(RERANK_POOL, q.k)]
+            scores = self.reranker.score(q.text, [rows[i]["text"] for i in head])
+            for i, s in zip(head, scores, strict=True):
+                p = min(max(float(s), 1e-6), 1 - 1e-6)
+                rerank[rows[i]["id"]] = float(s)
+                logits[i] += model.rerank_weight * math.log(p / (1 - p))
+        ranked = sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
+        v = ranker.verdict_features(logits, rows, ranked, ctx, pool.unseen_share, pool.n_terms)
+        p_answer = model.answerable(v) if self.mode == "funes" else None
 
         scored = []
-        for r in rows:
-            rel = relevance(r)
+        for i in ranked:
+            r = rows[i]
+            if self.mode in ("funes", "hand-tuned"):
+                rel = 1.0 / (1.0 + math.exp(-max(min(float(logits[i]), 50.0), -50.0)))
+            else:
+                rel = 1.0 - pos[r["id"]] / len(pool.order)
             if self.recency == "reference":
                 w = reference_recency(r.get("ts"), now)
             elif self.recency == "off":
@@ -335,90 +411,155 @@ class Searcher:
             else:
                 w = recency_weight(r.get("ts"), now, q.half_life)
             scored.append((rel * w, rel, w, r))
-        order = {cid: i for i, cid in enumerate(pool)}
-        scored.sort(key=lambda s: (-s[0], order[s[3]["id"]]))
-        top = scored[: q.k]
+        scored.sort(key=lambda s: (-s[0], pos[s[3]["id"]]))
+        kept, dups = _collapse(scored, q.k)
 
-        best_cos = max(cos.values(), default=0.0)
-        best_lex_cov = coverage.get(lexical[0][0], 0.0) if lexical else 0.0
-        strong = (bool(cos) and best_cos >= STRONG_COSINE) or best_lex_cov >= STRONG_COVERAGE
-        if rerank:
-            strong = strong or max(rerank.values()) >= 0.5
+        best_cos = max(ctx.cos.values(), default=0.0)
+        best_cov = max(ctx.coverage.values(), default=0.0)
+        if p_answer is not None:
+            strong = p_answer >= model.threshold
+        else:  # baselines: the old fixed rule, kept only to compare against
+            strong = (bool(ctx.cos) and best_cos >= STRONG_COSINE) or best_cov >= STRONG_COVERAGE
         hits = []
-        for i, (final, rel, w, r) in enumerate(top, 1):
-            r.pop("vector", None)
+        for i, (final, rel, w, r) in enumerate(kept, 1):
             scores_d = {
-                "lexical_rank": lex_rank.get(r["id"]),
-                "vector_rank": vec_rank.get(r["id"]),
+                "lexical_rank": ctx.lex_rank.get(r["id"]),
+                "vector_rank": ctx.vec_rank.get(r["id"]),
                 "rerank": rerank.get(r["id"]),
                 "relevance": round(rel, 6),
                 "recency": round(w, 6),
             }
-            hits.append(Hit(i, final, r, scores_d, memory=mem.label, trusted=mem.trusted))
+            hit = Hit(i, final, r, scores_d, memory=mem.label, trusted=mem.trusted)
+            hit.duplicates = [
+                {f: d.get(f) for f in ("session_id", "turn_uuid", "seq", "ts")}
+                for d in dups.get(r["id"], [])
+            ]
+            hits.append(hit)
         redaction.mask_for_serving(mem, [h.row for h in hits])
         if q.neighbors > 0:
             self._attach_neighbors(hits, q.neighbors)
-        signals = {"best_cosine": best_cos, "best_lexical_coverage": best_lex_cov}
-        return Result(
-            q, hits, "strong" if strong else "weak", mem.label, bool(rerank), signals, mem.note
-        )
+        signals: dict[str, float] = {"best_cosine": best_cos, "best_lexical_coverage": best_cov}
+        if p_answer is not None:
+            signals["answerable"] = p_answer
+        verdict = "strong" if strong else "weak"
+        return Result(q, hits, verdict, mem.label, bool(rerank), signals, mem.note)
 
-    def _coverage(self, query: str, rows: list[dict[str, Any]]) -> dict[str, float]:
-        """Share of the query's idf mass whose terms occur in each row's text."""
-        from funes.store.lexical import MAX_DOC_CHARS
-        from funes.store.tokenize import query_tokens, tokenize
+    def _terms(
+        self, query: str, rows: list[dict[str, Any]]
+    ) -> tuple[list[str], dict[str, float], float, dict[str, set[str]]]:
+        """The question's distinct terms, their idf in this memory, the share of the idf mass
+        carried by terms the memory never saw (what it cannot answer), and which pool rows hold
+        each term — read from the lexical index's postings, so no passage is re-tokenized."""
+        import numpy as np
+
+        from funes.store.lexical import term_hash
+        from funes.store.tokenize import query_tokens
 
         terms = query_tokens(query)
         if not terms:
-            return {}
-        idf = _idf(self.memory, terms)
-        total = sum(idf.values()) or 1.0
-        out = {}
-        for r in rows:
-            have = set(tokenize(r["text"][:MAX_DOC_CHARS]))
-            out[r["id"]] = sum(v for t, v in idf.items() if t in have) / total
-        return out
+            return [], {}, 0.0, {}
+        segs = [s for s in self.memory.lexical.all_segments() if s.n_docs]
+        n = sum(s.n_live() for s in segs)
+        pool_ids = np.array([r["id"].encode("utf-8") for r in rows])
+        idf: dict[str, float] = {}
+        present: dict[str, set[str]] = {}
+        unseen_mass = 0.0
+        for t in terms:
+            h = np.uint64(term_hash(t))
+            df = 0
+            held: set[str] = set()
+            for seg in segs:
+                docs, _ = seg.postings(h)
+                df += len(docs)
+                if len(docs) and len(pool_ids):
+                    ids = np.asarray(seg.ids)[docs]
+                    hit = np.isin(pool_ids, ids.astype(pool_ids.dtype))
+                    held.update(x.decode("utf-8") for x in pool_ids[hit])
+            # A term the memory never saw weighs most: it is what the memory cannot answer.
+            idf[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            present[t] = held
+            if df == 0:
+                unseen_mass += idf[t]
+        return terms, idf, unseen_mass / (sum(idf.values()) or 1.0), present
+
+    def _session_lengths(self) -> dict[str, int]:
+        """The last seq of every session, read once per memory version (the position feature)."""
+        version = self.memory.version
+        if self._lengths is None or self._lengths[0] != version:
+            t = self.memory.rows(None, ("session_id", "seq")).to_pydict()
+            last: dict[str, int] = {}
+            for sid, seq in zip(t["session_id"], t["seq"], strict=True):
+                if (seq or 0) > last.get(sid, -1):
+                    last[sid] = seq or 0
+            self._lengths = (version, last)
+        return self._lengths[1]
 
     def _attach_neighbors(self, hits: list[Hit], window: int) -> None:
-        by_session: dict[str, list[Hit]] = {}
+        """Each hit's neighbouring turns (±``window`` seq, its own turn excluded), read in one
+        scan for all hits."""
+        from funes.store.memory import sql_str  # numpy: kept off this module's import
+
+        spans: dict[str, tuple[int, int]] = {}
         for h in hits:
-            by_session.setdefault(h.row["session_id"], []).append(h)
-        for sid, hs in by_session.items():
-            lo = min(h.row["seq"] for h in hs) - window
-            hi = max(h.row["seq"] for h in hs) + window
-            rows = self.memory.session_rows(
-                sid, lo, hi, columns=("turn_uuid", "seq", "role", "block_type", "text")
-            )
-            redaction.mask_for_serving(self.memory, rows, whole_blocks=True)
-            for h in hs:
-                h.neighbors = [
-                    {
-                        "seq": r["seq"],
-                        "role": r["role"],
-                        "block_type": r["block_type"],
-                        "text": " ".join(r["text"][: 8 * NEIGHBOR_CHARS].split())[:NEIGHBOR_CHARS],
-                    }
-                    for r in rows
-                    if abs(r["seq"] - h.row["seq"]) <= window
-                    and r["turn_uuid"] != h.row["turn_uuid"]
-                ]
+            sid, seq = h.row["session_id"], h.row["seq"]
+            lo, hi = spans.get(sid, (seq, seq))
+            spans[sid] = (min(lo, seq), max(hi, seq))
+        cond = " OR ".join(
+            f"(session_id = {sql_str(sid)} AND seq >= {int(lo) - window} "
+            f"AND seq <= {int(hi) + window})"
+            for sid, (lo, hi) in sorted(spans.items())
+        )
+        cols = ("id", "session_id", "turn_uuid", "seq", "role", "block_type", "block_idx",
+                "split_idx", "text")  # fmt: skip
+        rows = self.memory.rows(cond, cols).to_pylist()
+        rows.sort(key=lambda r: (r["seq"] or 0, r["block_idx"] or 0, r["split_idx"] or 0))
+        redaction.mask_for_serving(self.memory, rows, whole_blocks=True)
+        for h in hits:
+            h.neighbors = [
+                {
+                    "seq": r["seq"],
+                    "role": r["role"],
+                    "block_type": r["block_type"],
+                    "text": " ".join(r["text"][: 8 * NEIGHBOR_CHARS].split())[:NEIGHBOR_CHARS],
+                }
+                for r in rows
+                if r["session_id"] == h.row["session_id"]
+                and abs(r["seq"] - h.row["seq"]) <= window
+                and r["turn_uuid"] != h.row["turn_uuid"]
+            ]
 
 
-def _idf(memory: Memory, terms: Sequence[str]) -> dict[str, float]:
-    """BM25 idf of each query term over the memory's lexical segments (absent terms too)."""
-    import numpy as np
+def _coverage(
+    terms: list[str],
+    idf: dict[str, float],
+    rows: list[dict[str, Any]],
+    present: dict[str, set[str]],
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Per row: the share of the question's idf mass whose terms it holds, and the share of
+    the two rarest question terms it holds."""
+    if not terms:
+        return {}, {}
+    total = sum(idf.values()) or 1.0
+    rare = sorted(terms, key=lambda t: (-idf[t], t))[:2]
+    cov, rcov = {}, {}
+    for r in rows:
+        cid = r["id"]
+        cov[cid] = sum(v for t, v in idf.items() if cid in present[t]) / total
+        rcov[cid] = sum(cid in present[t] for t in rare) / len(rare)
+    return cov, rcov
 
-    from funes.store.lexical import term_hash
 
-    segs = [s for s in memory.lexical.all_segments() if s.n_docs]
-    n = sum(s.n_live() for s in segs)
-    out = {}
-    for t in terms:
-        h = np.uint64(term_hash(t))
-        df = sum(len(s.postings(h)[0]) for s in segs)
-        # A term the memory never saw weighs most: it is what the memory cannot answer.
-        out[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
-    return out
+def _hand_tuned(r: dict[str, Any], ctx: Any) -> float:
+    """The second stage before the learned one, for comparison only: cosine + 0.2·BM25/max +
+    a block prior (+0.05 assistant prose, −0.06 tool calls), constants tuned on eval-dev."""
+    bmax = max(ctx.lex_score.values(), default=0.0) or 1.0
+    prior = {("assistant", "text"): 0.05, ("assistant", "tool_use"): -0.06}
+    base = ctx.cos.get(r["id"], 0.0) if ctx.cos else 0.5 * ctx.coverage.get(r["id"], 0.0)
+    return (
+        base
+        + 0.2 * ctx.lex_score.get(r["id"], 0.0) / bmax
+        + prior.get((r["role"], r["block_type"]), 0.0)
+    )
 
 
 class MultiSearcher:

@@ -149,3 +149,14 @@ def test_uncommitted_segments_are_invisible_and_collected(tmp_path: Path) -> Non
 def test_empty_segment_merge_is_empty() -> None:
     seg = merge([Segment.build([], [])])
     assert seg.n_docs == 0
+
+
+def test_questions_drop_bm25s_question_stop_words_but_never_everything() -> None:
+    import bm25s.stopwords
+
+    from funes.store.tokenize import QUESTION_STOPWORDS
+
+    assert set(bm25s.stopwords.STOPWORDS_EN_PLUS) == QUESTION_STOPWORDS
+    assert query_tokens("Why did we drop the file lock?") == ["drop", "file", "lock"]
+    assert query_tokens("what did he") == ["what", "did", "he"]  # nothing else left: kept
+    assert "--no-thinking" in query_tokens("why --no-thinking")

@@ -86,7 +86,7 @@ def recall_agent(result: Any, note: str = "") -> str:
         sid = one_line(r["session_id"])
         out.append(
             f"[{one_line(r['ts'])}] {one_line(r['harness'])} {one_line(r['workdir'])}/{sid[:8]} "
-            f"{one_line(r['block_type'])}  score={h.score:.3f}\n"
+            f"{one_line(r['block_type'])}  score={h.score:.3f}{_also(h)}\n"
         )
         out.append(f"  → get {get_args(r['session_id'], r['turn_uuid'], memory)}\n")
         body = [f"{escape_passage(_cap(r['text']))}\n"]
@@ -124,7 +124,9 @@ def recall_human(result: Any, style: Any) -> str:
             f"{h.rank}. {when} · {one_line(r['harness'])} · {one_line(r['workdir'])} · "
             f"{one_line(r['block_type'])}"
         )
-        head = textwrap.fill(f"{head} · score {h.score:.3f}", width, subsequent_indent="   ")
+        head = textwrap.fill(
+            f"{head} · score {h.score:.3f}{_also(h)}", width, subsequent_indent="   "
+        )
         out.append(style.bold(head) + "\n")
         shown = None if memory == default_label() else memory
         cmd = f"funes get {get_args(r['session_id'], r['turn_uuid'], shown)}"
@@ -166,6 +168,17 @@ def default_label() -> str:
     from funes.store.paths import default_memory_dir, memory_label
 
     return memory_label(default_memory_dir())
+
+
+def _also(hit: Any) -> str:
+    """Where else the hit's exact text occurs (identical passages collapse into one hit)."""
+    dups = getattr(hit, "duplicates", None) or []
+    if not dups:
+        return ""
+    others = {d["session_id"] for d in dups} - {hit.row["session_id"]}
+    if others:
+        return f"  also in {len(others)} other session{'s' if len(others) > 1 else ''}"
+    return f"  repeated {len(dups) + 1}× in this session"
 
 
 def _fenced(body: list[str], memory: str) -> list[str]:

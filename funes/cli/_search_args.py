@@ -15,7 +15,7 @@ from funes.validate import FILTERS
 
 def add_search_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-k", "--k", metavar="N", default=8, help="hits to return (default 8)")
-    p.add_argument("--candidates", metavar="N", default=30, help="pool per leg (default 30)")
+    p.add_argument("--candidates", metavar="N", default=100, help="pool per leg (default 100)")
     p.add_argument("--neighbors", metavar="N", default=1, help="±seq window of context (default 1)")
     p.add_argument(
         "--half-life",

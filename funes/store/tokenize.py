@@ -32,6 +32,22 @@ STOPWORDS = frozenset(
     "then there these they this to was will with".split()
 )
 
+# bm25s' extended English list (bm25s.stopwords.STOPWORDS_EN_PLUS: question and function words),
+# dropped from questions only — "why did we …" carries no evidence — never from the index.
+QUESTION_STOPWORDS = frozenset(
+    "a about above after again against ain all am an and any are aren aren't as at be because "
+    "been before being below between both but by can couldn couldn't d did didn didn't do does "
+    "doesn doesn't doing don don't down during each few for from further had hadn hadn't has "
+    "hasn hasn't have haven haven't having he her here hers herself him himself his how i if in "
+    "into is isn isn't it it's its itself just ll m ma me mightn mightn't more most mustn "
+    "mustn't my myself needn needn't no nor not now o of off on once only or other our ours "
+    "ourselves out over own re s same shan shan't she she's should should've shouldn shouldn't "
+    "so some such t than that that'll the their theirs them themselves then there these they "
+    "this those through to too under until up ve very was wasn wasn't we were weren weren't "
+    "what when where which while who whom why will with won won't wouldn wouldn't y you you'd "
+    "you'll you're you've your yours yourself yourselves".split()
+)
+
 _WORD = re.compile(r"(?:--?)?\w(?:[\w.\-/:@]*\w)?")
 _OUTER = re.compile(r"/|::|:|@")  # path and namespace separators
 _INNER = re.compile(r"[._\-]+")
@@ -57,8 +73,10 @@ def tokenize(text: str) -> list[str]:
 
 
 def query_tokens(text: str) -> list[str]:
-    """Distinct tokens of a query, in first-seen order."""
-    return list(dict.fromkeys(tokenize(text)))
+    """Distinct tokens of a query, in first-seen order, without question stop words (unless
+    nothing else is left: a query of only stop words still searches for them)."""
+    toks = list(dict.fromkeys(tokenize(text)))
+    return [t for t in toks if t not in QUESTION_STOPWORDS] or toks
 
 
 def _expand(word: str) -> tuple[str, ...]:

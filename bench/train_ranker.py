@@ -1,0 +1,414 @@
+"""Train the learned second stage (funes/data/ranker.json) and cross-validate it by repository.
+
+    .venv/bin/python bench/train_ranker.py [--write] [--folds 5]
+
+Questions come from ../shared/eval-dev and from the labelled set in bench/labelled/ (whatever of
+its transcripts ``bench/labelled/restore.py`` could restore). Each set is indexed once into its
+own memory under bench/work/ (cached while the corpus, funes' version and the embedder are
+unchanged). For every question recall's own :meth:`funes.retrieval.Searcher.gather` builds the
+candidate pool and its features; a candidate is positive when its text answers the question
+(the scoring rule of bench/quality.py).
+
+Two logistic models, fit by iteratively reweighted least squares with an L2 penalty on
+standardised features (numpy only, deterministic):
+
+- the candidate model, pointwise: each question weighs the same, its positives and negatives
+  half each, so a question with 200 candidates does not outweigh one with 20;
+- the verdict model: answerable (1) or absent (0) from query-level signals computed with the
+  candidate model; its threshold is the largest that keeps answerable questions flagged weak
+  at or below 10 % on the training questions.
+
+Cross-validation: repositories are dealt into k folds (by a hash of the name, so the split is
+stable as sets grow); a fold's questions are scored only by models trained on the other folds'
+repositories. ``--write`` then trains on every question and writes the shipped weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.quality import EVAL, NOW, WORK, answers  # noqa: E402
+
+LABELLED = ROOT / "bench" / "labelled"
+WEIGHTS = ROOT / "funes" / "data" / "ranker.json"
+L2 = 1.0
+MAX_FLAGGED_ANSWERABLE = 0.10
+
+
+# ---------------------------------------------------------------- question sets
+
+
+@dataclass
+class QuestionSet:
+    name: str
+    questions: list[dict[str, Any]]
+    corpus: Path  # what to index
+    key: bytes  # changes when the corpus changes
+
+
+def eval_dev() -> QuestionSet:
+    manifest = json.loads((EVAL / "corpus" / "manifest.json").read_text())
+    repo_of = {m["file"]: m["repo"] for m in manifest}
+    qs = [json.loads(x) for x in (EVAL / "queries.jsonl").read_text().splitlines() if x.strip()]
+    for q in qs:
+        # absent questions belong to no file: each is its own group
+        q["repo"] = repo_of.get(q["file"]) if q.get("file") else f"absent:{q['id']}"
+    key = (EVAL / "corpus" / "manifest.json").read_bytes()
+    return QuestionSet("eval-dev", qs, EVAL / "corpus", key)
+
+
+def labelled() -> QuestionSet:
+    """The labelled set, limited to questions whose transcript is present (absent questions
+    only when at least one transcript is)."""
+    present: set[str] = set()
+    manifests = b""
+    for f in sorted(LABELLED.glob("*/manifest.jsonl")):
+        for line in f.read_text().splitlines():
+            if line.strip():
+                m = json.loads(line)
+                if (LABELLED / "corpus" / m["file"]).exists():
+                    present.add(m["file"])
+                    manifests += line.encode() + b"\n"
+    qs = []
+    for f in sorted(LABELLED.glob("*/queries.jsonl")):
+        for line in f.read_text().splitlines():
+            if not line.strip():
+                continue
+            q = json.loads(line)
+            if q["kind"] == "absent":
+                if present:
+                    q["repo"] = q.get("repo") or f"absent:{q['id']}"
+                    qs.append(q)
+            elif q["file"] in present:
+                qs.append(q)
+    return QuestionSet("labelled", qs, LABELLED / "corpus", manifests)
+
+
+def memory_for(qs: QuestionSet) -> Path:
+    """The set's memory under bench/work/, indexed on first use."""
+    import funes
+    from funes.models import EMBEDDER_PIN
+
+    if qs.name == "labelled":
+        # The labelled set grows while it is written: its memory is indexed incrementally
+        # (only new transcripts are embedded), keyed by funes' version and the embedder only.
+        h = hashlib.sha256(funes.__version__.encode() + EMBEDDER_PIN.name.encode())
+        mem = WORK / f"labelled-{h.hexdigest()[:12]}"
+        subprocess.run(
+            [str(Path(sys.executable).parent / "funes"), "index", str(qs.corpus), "--yes",
+             "--memory", str(mem)],
+            check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        return mem
+    h = hashlib.sha256(qs.key + funes.__version__.encode() + EMBEDDER_PIN.name.encode())
+    mem = WORK / f"{qs.name}-{h.hexdigest()[:12]}"
+    if not mem.exists():
+        tmp = mem.with_name(mem.name + ".partial")
+        subprocess.run(["rm", "-rf", str(tmp)], check=True)
+        subprocess.run(
+            [str(Path(sys.executable).parent / "funes"), "index", str(qs.corpus), "--yes",
+             "--memory", str(tmp)],
+            check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        tmp.rename(mem)
+    return mem
+
+
+# ---------------------------------------------------------------- pools
+
+
+@dataclass
+class Sample:
+    """One question's pool: features, labels, and what the verdict model needs."""
+
+    q: dict[str, Any]
+    x: np.ndarray
+    y: np.ndarray
+    pool: Any  # funes.retrieval.Pool (None when the legs found nothing)
+
+
+def samples(qs: QuestionSet, searcher: Any) -> list[Sample]:
+    from funes.ranker import FEATURES
+    from funes.retrieval import Query
+
+    out = []
+    for q in qs.questions:
+        pool = searcher.gather(Query(q["query"], k=10), NOW)
+        if pool is None:
+            x = np.zeros((0, len(FEATURES)))
+            y = np.zeros(0)
+        else:
+            x = pool.x
+            quote = q.get("answer_quote")
+            y = np.array([bool(quote) and answers(r["text"] or "", quote) for r in pool.rows],
+                         dtype=np.float64)  # fmt: skip
+        out.append(Sample({**q, "set": qs.name}, x, y, pool))
+    return out
+
+
+def pool_ceiling(ss: Sequence[Sample]) -> float:
+    """Share of answerable questions whose answer is anywhere in the pool."""
+    ans = [s for s in ss if s.q["kind"] != "absent"]
+    return sum(bool(s.y.any()) for s in ans) / (len(ans) or 1)
+
+
+# ---------------------------------------------------------------- fitting
+
+
+def irls(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float) -> tuple[np.ndarray, float]:
+    """Weighted L2-penalised logistic regression (intercept unpenalised) by Newton steps."""
+    n, d = x.shape
+    a = np.hstack([x, np.ones((n, 1))])
+    beta = np.zeros(d + 1)
+    pen = np.full(d + 1, l2)
+    pen[-1] = 0.0
+    for _ in range(50):
+        z = np.clip(a @ beta, -30, 30)
+        p = 1 / (1 + np.exp(-z))
+        g = a.T @ (w * (p - y)) + pen * beta
+        h = (a * (w * p * (1 - p))[:, None]).T @ a + np.diag(pen + 1e-9)
+        step = np.linalg.solve(h, g)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return beta[:-1], float(beta[-1])
+
+
+def standardise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    return mean, scale
+
+
+PAIRWISE = False  # measured option: logistic loss on (positive − negative) differences
+
+
+def fit_candidates(ss: Sequence[Sample], l2: float = L2) -> dict[str, Any]:
+    if PAIRWISE:
+        return fit_pairwise(ss, l2)
+    xs, ys, ws = [], [], []
+    for s in ss:
+        if not len(s.y) or not s.y.any():
+            continue  # no positive in the pool: nothing to learn about ordering
+        npos, nneg = s.y.sum(), len(s.y) - s.y.sum()
+        xs.append(s.x)
+        ys.append(s.y)
+        ws.append(np.where(s.y > 0, 0.5 / npos, 0.5 / max(nneg, 1)))
+    x, y, w = np.vstack(xs), np.concatenate(ys), np.concatenate(ws)
+    mean, scale = standardise(x)
+    coef, b = irls((x - mean) / scale, y, w, l2)
+    return {"mean": mean, "scale": scale, "w": coef, "b": b}
+
+
+def fit_pairwise(ss: Sequence[Sample], l2: float = L2) -> dict[str, Any]:
+    """Pairwise logistic regression: every (positive, negative) pair of a question, each
+    question's pairs weighing 1 in all; differences are symmetric, so no intercept."""
+    allx = np.vstack([s.x for s in ss if len(s.y)])
+    mean, scale = standardise(allx)
+    ds, ws = [], []
+    for s in ss:
+        if not len(s.y) or not s.y.any() or s.y.all():
+            continue
+        z = (s.x - mean) / scale
+        pos, neg = z[s.y > 0], z[s.y == 0]
+        d = (pos[:, None, :] - neg[None, :, :]).reshape(-1, z.shape[1])
+        ds.append(np.vstack([d, -d]))
+        n = len(d)
+        ws.append(np.full(2 * n, 0.5 / n))
+    d, w = np.vstack(ds), np.concatenate(ws)
+    y = np.concatenate([np.concatenate([np.ones(len(x) // 2), np.zeros(len(x) // 2)]) for x in ds])
+    coef, _ = irls(d, y, w, l2)
+    return {"mean": mean, "scale": scale, "w": coef, "b": 0.0}
+
+
+def verdict_rows(ss: Sequence[Sample], cand: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    from funes.ranker import VERDICT_FEATURES, verdict_features
+
+    vs, ys = [], []
+    for s in ss:
+        if s.pool is None:
+            v = np.zeros(len(VERDICT_FEATURES))
+            v[0] = -10.0
+        else:
+            logits = ((s.x - cand["mean"]) / cand["scale"]) @ cand["w"] + cand["b"]
+            pos = {cid: i for i, cid in enumerate(s.pool.order)}
+            rows = s.pool.rows
+            order = sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
+            v = verdict_features(logits, rows, order, s.pool.ctx, s.pool.unseen_share,
+                                 s.pool.n_terms)  # fmt: skip
+        vs.append(v)
+        ys.append(0.0 if s.q["kind"] == "absent" else 1.0)
+    return np.vstack(vs), np.array(ys)
+
+
+def fit(ss: Sequence[Sample], l2: float = L2) -> dict[str, Any]:
+    """Both models on ``ss``; returns the weights document."""
+    from funes.ranker import FEATURES, VERDICT_FEATURES, WEIGHTS_VERSION
+
+    cand = fit_candidates(ss, l2)
+    v, vy = verdict_rows(ss, cand)
+    vmean, vscale = standardise(v)
+    nabs, nans = (vy == 0).sum(), (vy == 1).sum()
+    vw = np.where(vy == 0, 0.5 / max(nabs, 1), 0.5 / max(nans, 1))
+    vcoef, vb = irls((v - vmean) / vscale, vy, vw, l2)
+    p = 1 / (1 + np.exp(-np.clip(((v - vmean) / vscale) @ vcoef + vb, -50, 50)))
+    threshold = choose_threshold(p[vy == 1])
+    return {
+        "version": WEIGHTS_VERSION,
+        "features": list(FEATURES),
+        "mean": _r(cand["mean"]), "scale": _r(cand["scale"]), "w": _r(cand["w"]),
+        "b": round(cand["b"], 6),
+        "rerank_weight": 1.0,
+        "verdict": {"features": list(VERDICT_FEATURES), "mean": _r(vmean), "scale": _r(vscale),
+                    "w": _r(vcoef), "b": round(vb, 6), "threshold": round(threshold, 6)},
+        "trained_on": {"questions": len(ss), "repositories": len({s.q["repo"] for s in ss}),
+                       "l2": l2},
+    }  # fmt: skip
+
+
+def choose_threshold(p_answerable: np.ndarray) -> float:
+    """The largest threshold that flags at most 10 % of answerable questions weak."""
+    if not len(p_answerable):
+        return 0.5
+    srt = np.sort(p_answerable)
+    k = int(np.floor(MAX_FLAGGED_ANSWERABLE * len(srt)))
+    return float(srt[k]) if k < len(srt) else float(srt[-1])
+
+
+def _r(a: np.ndarray) -> list[float]:
+    return [round(float(v), 6) for v in a]
+
+
+# ---------------------------------------------------------------- cross-validation
+
+
+def fold_of(repo: str, k: int) -> int:
+    return int(hashlib.sha1(repo.encode()).hexdigest(), 16) % k
+
+
+def folds(questions: Sequence[dict[str, Any]], k: int) -> list[int]:
+    """The fold of each question: all questions of one repository share a fold."""
+    return [fold_of(q["repo"], k) for q in questions]
+
+
+def cross_validate(ss: Sequence[Sample], k: int, work: Path, l2: float = L2) -> list[Path]:
+    """Weights files, one per fold, each trained without that fold's repositories."""
+    fs = folds([s.q for s in ss], k)
+    work.mkdir(parents=True, exist_ok=True)
+    out = []
+    for f in range(k):
+        train = [s for s, g in zip(ss, fs, strict=True) if g != f]
+        path = work / f"fold-{f}.json"
+        path.write_text(json.dumps(fit(train, l2)) + "\n")
+        out.append(path)
+    return out
+
+
+def cv_outcomes(
+    ss: Sequence[Sample], k: int, l2: float = L2
+) -> list[tuple[Sample, int | None, bool]]:
+    """Quick cross-validated outcomes straight from pool logits (no recency, no collapsing of
+    duplicates — bench/quality.py measures the real recall path): per question, the rank of
+    the first answering candidate (None beyond 10) and whether its fold's verdict is weak."""
+    fs = folds([s.q for s in ss], k)
+    out: list[tuple[Sample, int | None, bool]] = []
+    for f in range(k):
+        train = [s for s, g in zip(ss, fs, strict=True) if g != f]
+        test = [s for s, g in zip(ss, fs, strict=True) if g == f]
+        if not test:
+            continue
+        doc = fit(train, l2)
+        cand = {key: np.asarray(doc[key]) for key in ("mean", "scale", "w")} | {"b": doc["b"]}
+        vd = doc["verdict"]
+        v, _ = verdict_rows(test, cand)
+        z = ((v - np.asarray(vd["mean"])) / np.asarray(vd["scale"])) @ np.asarray(vd["w"])
+        p = 1 / (1 + np.exp(-np.clip(z + vd["b"], -50, 50)))
+        for s, pi in zip(test, p, strict=True):
+            rank = None
+            if s.pool is not None and s.y.any():
+                logits = ((s.x - cand["mean"]) / cand["scale"]) @ cand["w"]
+                pos = {cid: i for i, cid in enumerate(s.pool.order)}
+                rows = s.pool.rows
+                order = sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
+                first = next(r for r, i in enumerate(order) if s.y[i] > 0)
+                rank = first if first < 10 else None
+            out.append((s, rank, bool(pi < vd["threshold"])))
+    return out
+
+
+def summary(outcomes: Sequence[tuple[Sample, int | None, bool]]) -> dict[str, float]:
+    ranks = [r for s, r, _ in outcomes if s.q["kind"] != "absent"]
+    weak_abs = [w for s, _, w in outcomes if s.q["kind"] == "absent"]
+    weak_ans = [w for s, _, w in outcomes if s.q["kind"] != "absent"]
+    n = len(ranks) or 1
+    return {
+        "n": len(ranks),
+        "hit@1": sum(r == 0 for r in ranks) / n,
+        "hit@5": sum(r is not None and r < 5 for r in ranks) / n,
+        "mrr@10": sum(0 if r is None else 1 / (r + 1) for r in ranks) / n,
+        "weak_on_absent": float(np.mean(weak_abs)) if weak_abs else float("nan"),
+        "weak_on_answerable": float(np.mean(weak_ans)) if weak_ans else float("nan"),
+    }
+
+
+def open_set(qs: QuestionSet) -> Any:
+    from funes.models import load_embedder
+    from funes.retrieval import Searcher
+    from funes.store import open_memory
+
+    return Searcher(open_memory(memory_for(qs)), load_embedder(), None)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--l2", type=float, default=L2)
+    ap.add_argument("--sets", default="eval-dev,labelled", help="question sets to use")
+    ap.add_argument("--pairwise", action="store_true", help="pairwise instead of pointwise")
+    ap.add_argument("--write", action="store_true", help=f"write {WEIGHTS.relative_to(ROOT)}")
+    a = ap.parse_args()
+    global PAIRWISE
+    PAIRWISE = a.pairwise
+    every: list[Sample] = []
+    for qs in (eval_dev(), labelled()):
+        if qs.name not in a.sets.split(","):
+            continue
+        if not qs.questions:
+            print(f"{qs.name}: no questions present")
+            continue
+        ss = samples(qs, open_set(qs))
+        print(f"{qs.name}: {len(ss)} questions, pool ceiling {pool_ceiling(ss):.3f}")
+        every += ss
+    outcomes = cv_outcomes(every, a.folds, a.l2)
+    for name in dict.fromkeys(s.q["set"] for s in every):
+        r = summary([o for o in outcomes if o[0].q["set"] == name])
+        print(f"{name}, cross-validated by repository: "
+              + "  ".join(f"{k} {v:.3f}" for k, v in r.items()))  # fmt: skip
+    if a.write:
+        doc = fit(every, a.l2)
+        doc["trained_on"]["date"] = dt.date.today().isoformat()
+        WEIGHTS.parent.mkdir(exist_ok=True)
+        WEIGHTS.write_text(json.dumps(doc, indent=1) + "\n")
+        print(f"written {WEIGHTS}")
+
+
+if __name__ == "__main__":
+    main()

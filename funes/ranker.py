@@ -1,0 +1,344 @@
+"""The learned second stage: features of a candidate pool and the model that orders it.
+
+Recall gathers a pool (the union of the lexical and vector legs' top candidates) and this module
+turns each candidate into a feature vector built from what only agent transcripts have — the
+role and block type of the passage, how well the user prompt that preceded it matches the
+question, how much of the pool comes from the same session and turn, where in its session it
+sits, how many identical copies the pool holds — plus the legs' ranks and scores, the coverage of
+the question's rarest terms, and cues of the text itself (length, code or prose, explanation
+words). A logistic model over those features (weights in ``funes/data/ranker.json``, trained by
+``bench/train_ranker.py``, cross-validated by repository) scores every candidate.
+
+A second logistic model over query-level signals (the best score, its margin, the best cosine,
+the share of the question's weight carried by terms the memory never saw, …) gives the
+probability that the memory holds the answer at all; recall calls the evidence weak below a
+threshold chosen on the cross-validated set.
+
+Everything here is numpy over at most a few hundred candidates: deterministic (ties are broken
+by the caller by pool order) and a few milliseconds a query.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import math
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from funes.errors import FunesError
+
+WEIGHTS_VERSION = 1
+
+# Candidate features, in the order of the weight vector. Names are part of the weights file:
+# a file listing other names is refused rather than misread.
+FEATURES = (
+    "lex_in",          # the lexical leg found it
+    "lex_logrank",     # log(1 + rank) in the lexical leg (pool size + 1 when absent)
+    "lex_norm",        # BM25 / best BM25 of the query
+    "vec_in",
+    "vec_logrank",
+    "cos",             # cosine to the question
+    "cos_gap",         # best cosine in the pool − this one
+    "rrf",             # reciprocal-rank fusion score × 60
+    "cov_idf",         # idf-weighted share of the question's terms in the passage
+    "cov_rare",        # share of the two rarest question terms present
+    "user_text",       # role / block one-hots (assistant tool_result etc. fall in "other")
+    "assistant_text",
+    "thinking",
+    "tool_use",
+    "tool_result",
+    "other_role",
+    "log_len",         # log(1 + characters)
+    "code_share",      # share of characters that are code punctuation
+    "explain",         # explanation words (because, instead, root cause, …), capped at 3, / 3
+    "sess_count",      # log(1 + pool candidates from the same session)
+    "sess_rrf",        # the session's summed fusion score / the best session's
+    "sess_cos_gap",    # best cosine in the pool − best cosine of the session
+    "turn_count",      # log(1 + pool candidates from the same turn)
+    "position",        # seq / last seq of the session
+    "prompt_cos",      # cosine of the latest user prompt of the pool at or before the passage
+    "prompt_dist",     # log(1 + seq distance to that prompt)
+    "prev_cos",        # best cosine among pool candidates 1–3 turns before it in its session
+    "next_cos",        # … 1–3 turns after it
+    "dup_count",       # log(1 + other pool candidates with the same normalised text)
+    "no_vector",       # no cosine known (lexical-only memory)
+)  # fmt: skip
+
+# Query-level signals of the verdict model.
+VERDICT_FEATURES = (
+    "top_score",       # the ranker's best logit
+    "margin",          # best − second logit
+    "best_cos",
+    "best_cov",        # best idf coverage in the pool
+    "unseen_share",    # share of the question's idf weight on terms the memory never saw
+    "n_terms",         # log(1 + distinct question terms)
+    "top_session_share",  # share of the top 5 from the top hit's session
+    "lex_hits",        # log(1 + lexical candidates)
+)  # fmt: skip
+
+# Words that mark an explanation or a conclusion (the kind of passage a "why" question wants).
+_EXPLAIN = (
+    "because", "reason", "instead", "root cause", "caused", "so that", "decided", "decision",
+    "fixed", "the fix", "the issue", "the problem", "turns out", "means", "should", "failed",
+    "error",
+)  # fmt: skip
+_DROP_CODE = str.maketrans("", "", "{}[]()<>;=_/\\|$#`*&%")
+
+
+def normalised(text: str) -> str:
+    """The text two passages must share to count as duplicates: whitespace folded, trimmed
+    (an oversized passage by its first 64 KiB and its length)."""
+    if len(text) > 65536:
+        return " ".join(text[:65536].split()) + f"\0{len(text)}"
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class Model:
+    """Trained weights: standardisation, candidate weights, verdict weights and threshold."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    w: np.ndarray
+    b: float
+    v_mean: np.ndarray
+    v_scale: np.ndarray
+    v_w: np.ndarray
+    v_b: float
+    threshold: float
+    rerank_weight: float
+    digest: str
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        """Candidate logits for a feature matrix (rows = candidates)."""
+        return ((x - self.mean) / self.scale) @ self.w + self.b
+
+    def answerable(self, v: np.ndarray) -> float:
+        """Probability that the memory holds the answer, from the verdict signals."""
+        z = float(((v - self.v_mean) / self.v_scale) @ self.v_w + self.v_b)
+        return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Model:
+        if d.get("version") != WEIGHTS_VERSION:
+            raise ValueError(f"version {d.get('version')!r}, this funes reads {WEIGHTS_VERSION}")
+        if tuple(d["features"]) != FEATURES or tuple(d["verdict"]["features"]) != VERDICT_FEATURES:
+            raise ValueError("its feature list does not match this funes")
+        n, m = len(FEATURES), len(VERDICT_FEATURES)
+
+        def vec(x: Any, k: int) -> np.ndarray:
+            a = np.asarray(x, dtype=np.float64)
+            if a.shape != (k,) or not np.isfinite(a).all():
+                raise ValueError("a weight vector has the wrong shape or a non-finite value")
+            return a
+
+        v = d["verdict"]
+        scale, v_scale = vec(d["scale"], n), vec(v["scale"], m)
+        if (scale <= 0).any() or (v_scale <= 0).any():
+            raise ValueError("a feature scale is not positive")
+        return cls(
+            vec(d["mean"], n), scale, vec(d["w"], n), float(d["b"]),
+            vec(v["mean"], m), v_scale, vec(v["w"], m), float(v["b"]),
+            float(v["threshold"]), float(d.get("rerank_weight", 1.0)),
+            hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12],
+        )  # fmt: skip
+
+
+WEIGHTS_FILE = "ranker.json"
+
+
+def load_model(path: str | None = None) -> Model:
+    """The shipped weights, or ``path``, or ``$FUNES_RANKER_WEIGHTS``. A missing or corrupt
+    file is a FunesError: recall never silently falls back to another ordering."""
+    return _load(path or os.environ.get("FUNES_RANKER_WEIGHTS") or None)
+
+
+@lru_cache(maxsize=8)
+def _load(path: str | None) -> Model:
+    try:
+        if path is None:
+            raw = resources.files("funes").joinpath("data", WEIGHTS_FILE).read_bytes()
+            where = f"funes/data/{WEIGHTS_FILE}"
+        else:
+            where = path
+            with open(path, "rb") as f:
+                raw = f.read()
+    except OSError as e:
+        raise FunesError(
+            f"the ranking weights {where} cannot be read ({e.strerror or e}); reinstall funes"
+        ) from None
+    try:
+        return Model.from_dict(json.loads(raw))
+    except (ValueError, KeyError, TypeError) as e:
+        raise FunesError(
+            f"the ranking weights {where} are damaged ({e}); reinstall funes"
+        ) from None
+
+
+# ---------------------------------------------------------------- features
+
+
+@dataclass
+class Context:
+    """What the features need beyond the candidate rows."""
+
+    lex_rank: dict[str, int]
+    lex_score: dict[str, float]
+    vec_rank: dict[str, int]
+    cos: dict[str, float]
+    coverage: dict[str, float]
+    rare_coverage: dict[str, float]
+    pool_size: int
+    session_last_seq: dict[str, int]
+
+
+def candidate_features(rows: Sequence[dict[str, Any]], ctx: Context) -> np.ndarray:
+    """One feature row per candidate, columns in :data:`FEATURES` order."""
+    n = len(rows)
+    x = np.zeros((n, len(FEATURES)), dtype=np.float64)
+    if not n:
+        return x
+    col = {name: i for i, name in enumerate(FEATURES)}
+    absent = math.log1p(ctx.pool_size + 1)
+    bmax = max(ctx.lex_score.values(), default=0.0) or 1.0
+    best_cos = max(ctx.cos.values(), default=0.0)
+    rrf = {}
+    for r in rows:
+        cid = r["id"]
+        s = 0.0
+        if cid in ctx.lex_rank:
+            s += 1.0 / (60 + ctx.lex_rank[cid])
+        if cid in ctx.vec_rank:
+            s += 1.0 / (60 + ctx.vec_rank[cid])
+        rrf[cid] = s * 60
+    by_session: dict[str, list[int]] = {}
+    by_turn: Counter[str] = Counter()
+    dups: Counter[str] = Counter()
+    norm = [normalised(r["text"] or "") for r in rows]
+    for i, r in enumerate(rows):
+        by_session.setdefault(r["session_id"], []).append(i)
+        by_turn[r["turn_uuid"]] += 1
+        dups[norm[i]] += 1
+    sess_rrf = {s: sum(rrf[rows[i]["id"]] for i in ix) for s, ix in by_session.items()}
+    best_sess_rrf = max(sess_rrf.values(), default=0.0) or 1.0
+    sess_cos = {
+        s: max((ctx.cos.get(rows[i]["id"], 0.0) for i in ix), default=0.0)
+        for s, ix in by_session.items()
+    }
+    # per session: the user prompts among the candidates (a prompt that matches the question
+    # well is in the pool; one that does not would add nothing), by seq
+    prompts: dict[str, tuple[list[int], list[float]]] = {}
+    for sid, ix in by_session.items():
+        at: dict[int, float] = {}
+        for i in ix:
+            if rows[i].get("role") == "user" and rows[i].get("block_type") == "text":
+                q = rows[i].get("seq") or 0
+                at[q] = max(at.get(q, 0.0), ctx.cos.get(rows[i]["id"], 0.0))
+        if at:
+            keys = sorted(at)
+            prompts[sid] = (keys, [at[k] for k in keys])
+    # per session: the distinct seqs of its pool candidates and the best cosine at each
+    near: dict[str, tuple[list[int], list[float]]] = {}
+    for sid, ix in by_session.items():
+        best_at: dict[int, float] = {}
+        for i in ix:
+            q = rows[i].get("seq") or 0
+            best_at[q] = max(best_at.get(q, 0.0), ctx.cos.get(rows[i]["id"], 0.0))
+        keys = sorted(best_at)
+        near[sid] = (keys, [best_at[k] for k in keys])
+    for i, r in enumerate(rows):
+        cid = r["id"]
+        text = r["text"] or ""
+        row = x[i]
+        lr = ctx.lex_rank.get(cid)
+        vr = ctx.vec_rank.get(cid)
+        row[col["lex_in"]] = lr is not None
+        row[col["lex_logrank"]] = math.log1p(lr) if lr is not None else absent
+        row[col["lex_norm"]] = ctx.lex_score.get(cid, 0.0) / bmax
+        row[col["vec_in"]] = vr is not None
+        row[col["vec_logrank"]] = math.log1p(vr) if vr is not None else absent
+        c = ctx.cos.get(cid)
+        row[col["cos"]] = c if c is not None else 0.0
+        row[col["cos_gap"]] = best_cos - c if c is not None else 1.0
+        row[col["no_vector"]] = c is None
+        row[col["rrf"]] = rrf[cid]
+        row[col["cov_idf"]] = ctx.coverage.get(cid, 0.0)
+        row[col["cov_rare"]] = ctx.rare_coverage.get(cid, 0.0)
+        role, block = r.get("role"), r.get("block_type")
+        if role == "user" and block == "text":
+            row[col["user_text"]] = 1
+        elif role == "assistant" and block == "text":
+            row[col["assistant_text"]] = 1
+        elif block == "thinking":
+            row[col["thinking"]] = 1
+        elif block == "tool_use":
+            row[col["tool_use"]] = 1
+        elif block == "tool_result":
+            row[col["tool_result"]] = 1
+        else:
+            row[col["other_role"]] = 1
+        row[col["log_len"]] = math.log1p(len(text))
+        if text:
+            head = text[:4000]
+            row[col["code_share"]] = 1.0 - len(head.translate(_DROP_CODE)) / len(head)
+        low = text[:4000].lower()
+        row[col["explain"]] = min(sum(w in low for w in _EXPLAIN), 3) / 3
+        sid = r["session_id"]
+        row[col["sess_count"]] = math.log1p(len(by_session[sid]) - 1)
+        row[col["sess_rrf"]] = sess_rrf[sid] / best_sess_rrf
+        row[col["sess_cos_gap"]] = best_cos - sess_cos[sid]
+        row[col["turn_count"]] = math.log1p(by_turn[r["turn_uuid"]] - 1)
+        seq = r.get("seq") or 0
+        last = ctx.session_last_seq.get(sid) or 0
+        row[col["position"]] = seq / last if last > 0 else 0.0
+        pseqs, pcos = prompts.get(sid, ((), ()))
+        k = bisect.bisect_right(pseqs, seq) - 1
+        if k >= 0:
+            row[col["prompt_cos"]] = pcos[k]
+            row[col["prompt_dist"]] = math.log1p(seq - pseqs[k])
+        else:
+            row[col["prompt_dist"]] = math.log1p(50)
+        seqs, best = near[sid]
+        lo, hi = bisect.bisect_left(seqs, seq - 3), bisect.bisect_right(seqs, seq + 3)
+        prev = nxt = 0.0
+        for s2, c2 in zip(seqs[lo:hi], best[lo:hi], strict=True):
+            if s2 < seq:
+                prev = max(prev, c2)
+            elif s2 > seq:
+                nxt = max(nxt, c2)
+        row[col["prev_cos"]] = prev
+        row[col["next_cos"]] = nxt
+        row[col["dup_count"]] = math.log1p(dups[norm[i]] - 1)
+    return x
+
+
+def verdict_features(
+    logits: np.ndarray,
+    rows: Sequence[dict[str, Any]],
+    order: Sequence[int],
+    ctx: Context,
+    unseen_share: float,
+    n_terms: int,
+) -> np.ndarray:
+    """The query-level signals of :data:`VERDICT_FEATURES`, given the pool in final order."""
+    top = [logits[i] for i in order[:2]]
+    head = [rows[i]["session_id"] for i in order[:5]]
+    v = np.zeros(len(VERDICT_FEATURES), dtype=np.float64)
+    v[0] = top[0] if top else -10.0
+    v[1] = top[0] - top[1] if len(top) > 1 else 0.0
+    v[2] = max(ctx.cos.values(), default=0.0)
+    v[3] = max(ctx.coverage.values(), default=0.0)
+    v[4] = unseen_share
+    v[5] = math.log1p(n_terms)
+    v[6] = head.count(head[0]) / len(head) if head else 0.0
+    v[7] = math.log1p(len(ctx.lex_rank))
+    return v

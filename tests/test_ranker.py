@@ -1,0 +1,179 @@
+"""The learned second stage: shipped weights load and rank deterministically, a damaged weights
+file is one clear line, the assistant's answer beats the user's paraphrase of it, identical
+passages collapse into one hit, and cross-validation never scores a question with weights
+trained on its own repository."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import REPO, jsonl, run_cmd, write_jsonl
+
+from funes import ranker
+from funes.errors import FunesError
+
+sys.path.insert(0, str(REPO))  # the bench package lives at the repository root
+
+QUESTION = "why did the nightly export job stop writing files to the bucket?"
+
+
+def turn(uuid: str, parent: str | None, ts: str, role: str, content: Any) -> dict[str, Any]:
+    return {
+        "type": role, "uuid": uuid, "parentUuid": parent, "timestamp": ts,
+        "sessionId": "s", "cwd": "/home/ana/exporter",
+        "message": {"role": role, "content": content},
+    }  # fmt: skip
+
+
+def session(sid: str, day: int, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    ts = f"2026-10-{day:02d}T10:00:00.000Z"
+    recs = [
+        turn(f"{sid}-u1", None, ts, "user", [{"type": "text", "text":
+             "the nightly export stopped writing files to the bucket, can you find out why?"}]),
+        turn(f"{sid}-a1", f"{sid}-u1", ts, "assistant", [{"type": "text", "text":
+             "Found it: the service account lost the storage.objects.create permission when the "
+             "IAM policy was rotated on Friday, so every upload returned 403 and the job exited "
+             "quietly. I re-granted the role and the export wrote all 14 files."}]),
+        *extra,
+    ]  # fmt: skip
+    for r in recs:
+        r["sessionId"] = sid
+    return recs
+
+
+def tool_pair(sid: str, n: int, ts: str) -> list[dict[str, Any]]:
+    call = {"type": "tool_use", "id": f"{sid}-t{n}", "name": "Bash",
+            "input": {"command": "npm run typecheck"}}  # fmt: skip
+    result = {"type": "tool_result", "tool_use_id": f"{sid}-t{n}",
+              "content": "tsc: Found 0 errors. Watching for file changes in the export job."}  # fmt: skip
+    return [
+        turn(f"{sid}-c{n}", None, ts, "assistant", [call]),
+        turn(f"{sid}-r{n}", f"{sid}-c{n}", ts, "user", [result]),
+    ]
+
+
+@pytest.fixture(scope="module")
+def memory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tr") / ".claude" / "projects" / "-home-ana-exporter"
+    write_jsonl(root / "a.jsonl", session("a", 3, tool_pair("a", 1, "2026-10-03T10:05:00Z")
+                                         + tool_pair("a", 2, "2026-10-03T10:06:00Z")))  # fmt: skip
+    write_jsonl(root / "b.jsonl", session("b", 9, tool_pair("b", 1, "2026-10-09T11:00:00Z")))
+    noise = [turn(f"n-{i}", None, "2026-09-01T10:00:00Z", "assistant",
+                  [{"type": "text", "text": f"Refactored the CSV writer, step {i}: renamed columns "
+                    "and added a header row to the export."}]) for i in range(6)]  # fmt: skip
+    write_jsonl(root / "n.jsonl", [{**r, "sessionId": "n"} for r in noise])
+    mem = tmp_path_factory.mktemp("mem") / "memory"
+    r = run_cmd("funes", "index", root, "--yes", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    return mem
+
+
+def query(mem: Path, text: str, *args: str, env: dict[str, str] | None = None) -> Any:
+    return run_cmd("funes-query", text, "--memory", mem, *args, env=env)
+
+
+def test_the_answer_outranks_the_question_that_paraphrases_it(memory: Path) -> None:
+    hits = jsonl(query(memory, QUESTION, "-k", "5").stdout)
+    assert hits[0]["role"] == "assistant" and "storage.objects.create" in hits[0]["text"]
+    ranks = {(h["session_id"], h["role"], h["block_type"]): h["rank"] for h in hits}
+    user_rank = min(r for (s, role, b), r in ranks.items() if role == "user" and b == "text")
+    assert hits[0]["rank"] < user_rank
+    assert 0.0 <= hits[0]["answerable"] <= 1.0
+
+
+def test_identical_tool_outputs_collapse_into_one_hit_with_their_places(memory: Path) -> None:
+    hits = jsonl(query(memory, "tsc found 0 errors watching for file changes", "-k", "8").stdout)
+    same = [h for h in hits if h["text"].startswith("tsc: Found 0 errors")]
+    assert len(same) == 1, [h["text"][:40] for h in hits]
+    dups = same[0]["duplicates"]
+    assert len(dups) == 2  # three copies: the hit and two more places
+    assert {d["session_id"] for d in dups} | {same[0]["session_id"]} == {"a", "b"}
+    for d in dups:
+        assert d["get"].startswith(f"funes get {d['session_id']} {d['turn_uuid']} --memory ")
+    out = run_cmd("funes", "recall", "tsc found 0 errors watching for file changes",
+                  "--memory", memory, "-k", "8").stdout.decode()  # fmt: skip
+    headers = [line for line in out.splitlines() if line.startswith("[") and "score=" in line]
+    assert sum("also in 1 other session" in h for h in headers) == 1
+
+
+def test_the_same_memory_and_question_rank_the_same_every_time(memory: Path) -> None:
+    first = query(memory, QUESTION, "-k", "8")
+    for _ in range(2):
+        again = query(memory, QUESTION, "-k", "8")
+        assert [(h["id"], h["score"]) for h in jsonl(again.stdout)] == [
+            (h["id"], h["score"]) for h in jsonl(first.stdout)
+        ]
+
+
+@pytest.mark.parametrize("damage", ["missing", "not json", "wrong features"])
+def test_a_missing_or_damaged_weights_file_is_one_funes_line(
+    memory: Path, tmp_path: Path, damage: str
+) -> None:
+    path = tmp_path / "ranker.json"
+    if damage == "not json":
+        path.write_text('{"version": 1, "features": [')
+    elif damage == "wrong features":
+        doc = json.loads((REPO / "funes" / "data" / "ranker.json").read_text())
+        doc["features"] = doc["features"][::-1]
+        path.write_text(json.dumps(doc))
+    r = run_cmd("funes", "recall", QUESTION, "--memory", memory,
+                env={"FUNES_RANKER_WEIGHTS": str(path)})  # fmt: skip
+    err = r.stderr.decode()
+    assert r.returncode == 1 and r.stdout == b""
+    assert err.count("\n") == 1 and err.startswith("funes: the ranking weights ")
+    assert "reinstall funes" in err and "Traceback" not in err
+
+
+def test_the_shipped_weights_load_and_match_the_feature_list() -> None:
+    m = ranker.load_model()
+    assert m.w.shape == (len(ranker.FEATURES),) and 0.0 < m.threshold < 1.0
+    with pytest.raises(FunesError):
+        ranker.load_model("/nonexistent/ranker.json")
+
+
+def test_cross_validation_never_scores_a_question_with_its_own_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench import quality, train_ranker
+
+    repos = [f"owner{i}/repo{i}" for i in range(12)]
+    ss = [
+        train_ranker.Sample({"id": f"q{i}", "repo": repos[i % 12], "kind": "paraphrase"},
+                            np.zeros((1, len(ranker.FEATURES))), np.ones(1), None)
+        for i in range(60)
+    ]  # fmt: skip
+    trained_on: dict[str, set[str]] = {}
+
+    def fake_fit(train: list[Any], l2: float = 1.0) -> dict[str, Any]:
+        return {"repos": sorted({s.q["repo"] for s in train})}
+
+    monkeypatch.setattr(train_ranker, "fit", fake_fit)
+    paths = train_ranker.cross_validate(ss, 5, tmp_path)
+    for f, p in enumerate(paths):
+        trained_on[str(f)] = set(json.loads(p.read_text())["repos"])
+    folds = train_ranker.folds([s.q for s in ss], 5)
+    assert len(set(folds)) > 1
+    for s, f in zip(ss, folds, strict=True):
+        assert s.q["repo"] not in trained_on[str(f)]
+        assert trained_on[str(f)]  # every fold is trained on something
+    # and the scorer dispatches each question to its own fold's weights
+    seen = []
+
+    class Spy:
+        def __init__(self, f: int) -> None:
+            self.f = f
+
+        def search(self, q: Any, now: Any = None) -> None:
+            seen.append((q.id, self.f))
+
+    fs = quality.FoldSearcher({f: Spy(f) for f in range(5)}, {s.q["id"]: f for s, f in zip(ss, folds, strict=True)})  # fmt: skip
+    from funes.retrieval import Query
+
+    for s in ss:
+        fs.search(Query("x", id=s.q["id"]))
+    assert seen == [(s.q["id"], f) for s, f in zip(ss, folds, strict=True)]
