@@ -203,9 +203,10 @@ def run(rebuild: bool = False) -> dict[str, Any]:
     emb = load_embedder()
     rr = load_reranker()
     sets = [qs for qs in (tr.eval_dev(), tr.labelled()) if qs.questions]
-    mems, samples = {}, {}
+    mems, samples, unindexed = {}, {}, {}
     for qs in sets:
         mems[qs.name] = open_memory(tr.memory_for(qs))
+        unindexed[qs.name] = tr.drop_unindexed(qs, mems[qs.name])
         samples[qs.name] = tr.samples(qs, Searcher(mems[qs.name], emb, None))
     every = [s for ss in samples.values() for s in ss]
     cv_dir = WORK / "cv"
@@ -243,6 +244,7 @@ def run(rebuild: bool = False) -> dict[str, Any]:
             "repositories": len({q["repo"] for q in qs.questions if q["kind"] != "absent"}),
             "memory_chunks": mem.count(),
             "pool_ceiling": round(tr.pool_ceiling(samples[qs.name]), 4),
+            "not_indexed": unindexed[qs.name],
             "systems": evaluate(systems, qs.questions),
         }
     return out
@@ -270,7 +272,9 @@ def table(doc: dict[str, Any]) -> str:
     for set_name, st in doc["sets"].items():
         rows += [f"**{set_name}**: {st['questions']} questions over {st['repositories']} "
                  f"repositories, {st['memory_chunks']:,} chunks; pool ceiling (answer anywhere "
-                 f"in the candidate pool) {st['pool_ceiling']:.2f}.", "",
+                 f"in the candidate pool) {st['pool_ceiling']:.2f}."
+                 + (f" Not indexed, their questions left out: {', '.join(st['not_indexed'])}."
+                    if st.get("not_indexed") else ""), "",
                  "| system | hit@1 | hit@5 | MRR@10 | weak on absent | weak on answerable "
                  "| tokens/query |", "|---|---|---|---|---|---|---|"]  # fmt: skip
         for name, s in st["systems"].items():

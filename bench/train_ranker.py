@@ -99,6 +99,17 @@ def labelled() -> QuestionSet:
     return QuestionSet("labelled", qs, LABELLED / "corpus", manifests)
 
 
+def drop_unindexed(qs: QuestionSet, memory: Any) -> list[str]:
+    """Leave out questions whose transcript the memory holds no passage of (a file funes did
+    not route); returns those files, so the bench can say what it did not measure."""
+    paths = memory.rows(None, ("source_path",)).column("source_path").to_pylist()
+    held = {Path(p).name for p in set(paths) if p}
+    files = sorted({q["file"] for q in qs.questions if q.get("file")})
+    missing = [f for f in files if Path(f).name not in held]
+    qs.questions = [q for q in qs.questions if q.get("file") not in missing]
+    return missing
+
+
 def memory_for(qs: QuestionSet) -> Path:
     """The set's memory under bench/work/, indexed on first use."""
     import funes
@@ -109,11 +120,13 @@ def memory_for(qs: QuestionSet) -> Path:
         # (only new transcripts are embedded), keyed by funes' version and the embedder only.
         h = hashlib.sha256(funes.__version__.encode() + EMBEDDER_PIN.name.encode())
         mem = WORK / f"labelled-{h.hexdigest()[:12]}"
-        subprocess.run(
+        r = subprocess.run(
             [str(Path(sys.executable).parent / "funes"), "index", str(qs.corpus), "--yes",
              "--memory", str(mem)],
-            check=True, stdout=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
+        if r.returncode != 0:
+            print(f"labelled memory not brought up to date: {r.stderr.strip()}", file=sys.stderr)
         return mem
     h = hashlib.sha256(qs.key + funes.__version__.encode() + EMBEDDER_PIN.name.encode())
     mem = WORK / f"{qs.name}-{h.hexdigest()[:12]}"
@@ -394,8 +407,11 @@ def main() -> None:
         if not qs.questions:
             print(f"{qs.name}: no questions present")
             continue
-        ss = samples(qs, open_set(qs))
-        print(f"{qs.name}: {len(ss)} questions, pool ceiling {pool_ceiling(ss):.3f}")
+        searcher = open_set(qs)
+        for f in drop_unindexed(qs, searcher.memory):
+            print(f"{qs.name}: not indexed, its questions left out: {f}", flush=True)
+        ss = samples(qs, searcher)
+        print(f"{qs.name}: {len(ss)} questions, pool ceiling {pool_ceiling(ss):.3f}", flush=True)
         every += ss
     outcomes = cv_outcomes(every, a.folds, a.l2)
     for name in dict.fromkeys(s.q["set"] for s in every):

@@ -122,7 +122,9 @@ def test_newer_of_two_equal_passages_ranks_first_but_old_exact_answers_survive(
             "funes", "recall", "why is grpcio pinned to 1.62?", "--json", "--memory", mem
         ).stdout
     )
-    assert [h["session_id"] for h in hits[:2]] == ["new", "old"]
+    # the same text twice collapses into one hit: the newer place first, the older listed
+    assert hits[0]["session_id"] == "new"
+    assert [d["session_id"] for d in hits[0]["duplicates"]] == ["old"]
     hits = jsonl(
         run_cmd(
             "funes", "recall", "why does the replica lag alert fire?", "--json", "--memory", mem
