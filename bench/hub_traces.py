@@ -137,7 +137,7 @@ def run(ctx: Context) -> dict[str, Any]:
                             "requests": len(hub.requests()), "downloaded_bytes": got}  # fmt: skip
         log(f"hub traces unchanged {out['unchanged']}")
         if not ctx.quick:
-            small = 100
+            small = 30
             publish(hub, "bench/traces-small", small, 1, seed=1)
             dt, rep = index(_env(ctx.tmp / "traces-embed", hub.url), "bench/traces-small")
             out["with_embedding"] = {
