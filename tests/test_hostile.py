@@ -269,6 +269,12 @@ def test_a_symlink_loop_and_an_unreadable_file_are_named_with_the_reason(tmp_pat
         r.stderr.decode()
     )
     assert "sessions=1" in r.stdout.decode() and "failed=1" in r.stdout.decode()
+    # A memory path through a file: the file and the reason, not "unexpected NotADirectoryError".
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    r = run_cmd("funes", "index", proj, "--yes", "--no-embed", "--memory", blocker / "m")
+    assert r.returncode == 1
+    assert r.stderr.decode() == f"funes: {blocker / 'm'}: a path component is not a directory\n"
     # Root reads every file, so permission denied is pinned on the message itself.
     from funes.sources import os_reason
 

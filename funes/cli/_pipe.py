@@ -100,6 +100,13 @@ def run(main: Callable[[], int], prog: str = "funes") -> int:
     except Exception as e:  # never a traceback for the user; FUNES_DEBUG=1 shows it
         if os.environ.get("FUNES_DEBUG"):
             raise
+        if isinstance(e, OSError) and e.filename:
+            # A file funes could not use: name it and say why (permission denied, symlink loop).
+            from funes.sources import display_path, os_reason
+
+            name = display_path(os.fsdecode(e.filename))
+            print(f"{prog}: {name}: {os_reason(e)}", file=sys.stderr)
+            return 1
         first = (str(e).strip().splitlines() or [""])[0][:300]
         print(
             f"{prog}: unexpected {type(e).__name__}: {first} — if a memory is involved its "
