@@ -467,6 +467,12 @@ def ask_section(r: dict[str, Any]) -> list[str]:
         ("recall_cold", "`funes recall` cold, same parameters"),
     ):
         rows.append(f"| {label} | {ms(r[key]['p50_ms'])} | {ms(r[key]['p90_ms'])} |")
+    if "ask_cpu" in r:
+        rows.append(
+            f"| CPU time (user + sys): `funes ask` / `funes recall` "
+            f"| {ms(r['ask_cpu']['p50_ms'])} / {ms(r['recall_cpu']['p50_ms'])} "
+            f"| {ms(r['ask_cpu']['p90_ms'])} / {ms(r['recall_cpu']['p90_ms'])} |"
+        )
     rows += ["", f"Overhead / recall cold: {r['overhead_vs_recall']}×."]
     return rows
 

@@ -11,7 +11,9 @@ histories, random unit vectors; shared when both suites run). The agent is a fak
   never skips the agent call being timed), one untimed call first for the OS file cache;
 - **agent**: wall time of the fake agent's own two calls (`--version`, then the answer);
 - **overhead** = ask − agent (median of each): preflight, recall, prompt, stream handling;
-- `funes recall` cold with ask's parameters on the same questions, for comparison.
+- `funes recall` cold with ask's parameters on the same questions, for comparison;
+- the CPU time (user + sys) of the ask and recall processes, which a loaded machine moves far
+  less than wall time.
 
 Questions are eval-dev's (../shared/eval-dev/queries.jsonl).
 """
@@ -26,6 +28,7 @@ if __package__ in (None, ""):  # `python bench/ask.py`: import as the bench pack
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import time
@@ -60,10 +63,18 @@ def fake_agent(root: Path) -> Path:
     return bin_dir
 
 
+CPU: list[float] = []  # CPU seconds (user + sys) of each timed process tree, in call order
+
+
 def _timed(argv: list[str], env: dict[str, str]) -> float:
+    """Wall seconds of one process; its CPU seconds (children included) go to ``CPU`` — on a
+    loaded machine CPU time moves far less than wall time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     r = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     dt = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     if r.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:3])} … failed: {r.stderr.strip()[-500:]}")
     return dt
@@ -83,14 +94,16 @@ def run(ctx: Context) -> dict[str, Any]:
     prompt = "x" * 12_000  # about the size of a grounding prompt of 8 passages
 
     _timed([*ask, texts[-1], "--memory", str(path), "--anyway"], env)  # warm the file cache
-    ask_t, agent_t, recall_t = [], [], []
+    ask_t, agent_t, recall_t, ask_cpu, recall_cpu = [], [], [], [], []
     for q in texts:
         ask_t.append(_timed([*ask, q, "--memory", str(path), "--anyway"], env))
+        ask_cpu.append(CPU[-1])
         agent_t.append(
             _timed([str(bin_dir / "claude"), "--version"], env)
             + _timed([str(bin_dir / "claude"), "-p", prompt, "--output-format", "stream-json"], env)
         )
         recall_t.append(_timed([*recall, q, "--memory", str(path), "-k", "8", *fixed], env))
+        recall_cpu.append(CPU[-1])
     overhead = [a - g for a, g in zip(ask_t, agent_t, strict=True)]
     out: dict[str, Any] = {
         "chunks": n,
@@ -99,6 +112,8 @@ def run(ctx: Context) -> dict[str, Any]:
         "agent_own": summary_ms(agent_t),
         "overhead": summary_ms(overhead),
         "recall_cold": summary_ms(recall_t),
+        "ask_cpu": summary_ms(ask_cpu),
+        "recall_cpu": summary_ms(recall_cpu),
         "aim_s": AIM_S,
     }
     out["overhead_vs_recall"] = round(statistics.median(overhead) / statistics.median(recall_t), 2)
