@@ -130,7 +130,8 @@ def cold(path: Path, texts: list[str], env: dict[str, str]) -> dict[str, Any]:
 
 def build_env(tree: Path) -> dict[str, str]:
     """Run funes from the source ``tree`` with this interpreter (PYTHONPATH wins over the
-    editable install), so two builds compare with the same dependencies and Python."""
+    editable install; run with ``cwd=tree`` too, as `python -m` puts the working directory
+    first), so two builds compare with the same dependencies and Python."""
     home = Path(tempfile.gettempdir()) / "funes-bench-home"  # no memory of the user's is read
     return {**os.environ, "PYTHONPATH": str(tree), "FUNES_HOME": str(home)}
 
@@ -164,8 +165,8 @@ def cold_commands(
                 t, c = time.perf_counter(), _children_cpu()
                 subprocess.run(
                     [sys.executable, "-m", "funes.cli.main", *argv(i)], env=build_env(tree),
-                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                    check=True,
+                    cwd=tree, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE, check=True,
                 )  # fmt: skip
                 if i:
                     times[build].append(time.perf_counter() - t)
@@ -190,6 +191,7 @@ def mcp_first_recall(path: Path, text: str, builds: dict[str, Path], runs: int,
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "funes.cli.main", "mcp", "--memory", str(path)],
             env={k: env[k] for k in ("PATH", "HOME", "PYTHONPATH", "FUNES_HOME") if k in env},
+            cwd=tree,
         )  # fmt: skip
         async with Client(params, read_timeout_seconds=300) as client:
             await anyio.sleep(wait_s)
