@@ -4,8 +4,7 @@ Each tool returns the same text the CLI prints in its agent format, so an agent 
 format whether it shells out or calls a tool. A tool never fails the protocol for a user error:
 the message comes back as text (`recall error: …`), and the server keeps answering.
 
-`initialize` answers at once; as soon as the client confirms it (`notifications/initialized`),
-a background thread loads the models and the default memory and runs one throw-away search, so
+`initialize` answers at once; as soon as it is answered, a background thread loads the models and the default memory and runs one throw-away search, so
 an agent's first recall does not pay for them. They stay warm for the life of the process. The memory behind each call is reopened (a few milliseconds) so turns indexed by
 the agents' hooks while the server runs are found at once.
 
@@ -213,8 +212,10 @@ def build_server(default_memory: str | None = None) -> "MCPServer":
     warming = threading.Event()
 
     async def warm_after_initialize(ctx: Any, call_next: Any) -> Any:
+        # The first message of a session is its handshake (`initialize`, or `server/discover`
+        # from a client of the newer protocol): once it is answered, warm up behind it.
         result = await call_next(ctx)
-        if ctx.method == "notifications/initialized" and not warming.is_set():
+        if not warming.is_set():
             warming.set()
             threading.Thread(target=warm, args=(memories,), name="funes-warm", daemon=True).start()
         return result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -193,3 +194,37 @@ def test_memory_given_twice_differently_is_a_usage_error(tmp_path: Path) -> None
     p = run_cmd("funes", "mcp", tmp_path / "a", "--memory", tmp_path / "b")
     assert p.returncode == 2
     assert p.stderr.decode().startswith("funes: give the memory once")
+
+
+def _server_pid(memory: Path) -> int:
+    """The pid of the `funes mcp --memory MEMORY` process this test started."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"mcp" in argv and str(memory).encode() in argv:
+            return int(proc.name)
+    raise AssertionError("no funes mcp process found")
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc (Linux)")
+def test_models_load_in_the_background_right_after_initialize(
+    samples_memory: Path, tmp_path: Path
+) -> None:
+    mem = tmp_path / "own-memory"  # a path no other server in this session was given
+    shutil.copytree(samples_memory, mem)
+
+    async def scenario() -> None:
+        async with funes_mcp("--memory", mem):
+            pid = _server_pid(mem)
+            maps = Path(f"/proc/{pid}/maps")
+            deadline = time.monotonic() + 120
+            # No tool has been called: only the warm-up thread can load the embedder's runtime.
+            while "onnxruntime" not in maps.read_text() and time.monotonic() < deadline:
+                await anyio.sleep(0.2)
+            assert "onnxruntime" in maps.read_text()
+
+    run(scenario)
