@@ -385,3 +385,35 @@ def test_a_warm_reader_reopens_when_a_scrub_purged_the_files_it_held(tmp_path: P
     assert sorted(h.row["text"].split(" is ")[-1] for h in hits) == [
         "[REDACTED:generic]", "sk-old0", "sk-old2", "sk-old3"
     ]  # fmt: skip
+
+
+def test_an_oversized_block_is_stored_whole_and_only_its_head_embedded(
+    private_home: Path, tmp_path: Path
+) -> None:
+    """The 50 MB case at test size: a tool result of ~400,000 characters (≈ 380 pieces)."""
+    words = [f"w{i % 997:03d}x" for i in range(80_000)]
+    big = " ".join(words) + " the gharialvault marker ends it"
+    t = write_jsonl(
+        tmp_path / "projects" / "-home-ana-proj" / f"{SID}.jsonl",
+        [
+            rec("u-1", 1, "cat the build log", "user"),
+            {**rec("u-2", 2, "", "user"), "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": big}]}},
+            rec("u-3", 3, "the log ends with the gharialvault marker"),
+        ],
+    )  # fmt: skip
+    rep = jsonl(run_cmd("funes-parse", t, "--report", "--json").stdout)[0]
+    assert rep["oversized"] == {"blocks": 1, "chars": len(big)}
+    mem = tmp_path / "memory"
+    r = run_cmd("funes", "index", t, "--yes", "--json", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["oversized_blocks"] == 1 and summary["without_vectors"] == 0
+    assert summary["chunks"] > 300 and summary["embedded"] == 128 + 2
+    assert "1 oversized block (over 128 pieces)" in r.stderr.decode()
+    # The whole text is kept: get reassembles it, and its tail is found by words.
+    g = run_cmd("funes", "get", SID, "u-2", "--window", "0", "--memory", mem, "--format", "agent")
+    body = g.stdout.decode().split("\n", 1)[1].rsplit("---\n", 1)[0]
+    assert body == f"[tool_result] {big}\n"
+    out = run_cmd("funes", "recall", "gharialvault marker ends", "--memory", mem).stdout.decode()
+    assert "the gharialvault marker ends it" in out
