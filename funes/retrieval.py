@@ -305,6 +305,7 @@ class Searcher:
     ) -> None:
         self.weights = weights  # a ranker weights file instead of the shipped one
         self._lengths: tuple[int, dict[str, int]] | None = None
+        self._vectors: tuple[int, bool] | None = None
         self.memory = memory
         self.embedder = embedder
         self.reranker = reranker
@@ -333,7 +334,7 @@ class Searcher:
         qv = None
         vector: list[tuple[str, float]] = []
         use_vectors = self.mode != "lexical" and self.embedder is not None
-        if use_vectors and mem.count() > mem.count_without_vectors():
+        if use_vectors and self._has_vectors():
             qv = self.embedder.embed([q.text])[0]
             vector = mem.vector_search(qv, k=pool_n, where=where)
         vec_rank = {cid: r for r, (cid, _) in enumerate(vector, 1)}
@@ -481,6 +482,14 @@ class Searcher:
             if df == 0:
                 unseen_mass += idf[t]
         return terms, idf, unseen_mass / (sum(idf.values()) or 1.0), present
+
+    def _has_vectors(self) -> bool:
+        """Whether any row has a vector yet, counted once per memory version (a count of
+        null vectors reads the whole vector column)."""
+        version = self.memory.version
+        if self._vectors is None or self._vectors[0] != version:
+            self._vectors = (version, self.memory.count() > self.memory.count_without_vectors())
+        return self._vectors[1]
 
     def _session_lengths(self) -> dict[str, int]:
         """The last seq of every session, read once per memory version (the position feature)."""
