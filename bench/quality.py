@@ -175,6 +175,21 @@ def _share(flags: list[bool]) -> float | None:
     return statistics.fmean(flags) if flags else None
 
 
+class Pooled:
+    """A Searcher answering from the pools gathered once per question (the same candidates,
+    ranked each way a system ranks them — gathering is most of a search's cost)."""
+
+    def __init__(self, searcher: Any, pools: dict[str, Any]) -> None:
+        self.searcher = searcher
+        self.pools = pools
+
+    def search(self, q: Any, now: dt.datetime | None = None) -> Any:
+        pool = self.pools.get(q.id)
+        if pool is None:
+            return self.searcher.search(q, now)
+        return self.searcher.search(q, now, pool=pool)
+
+
 class FoldSearcher:
     """The learned stage as cross-validation scores it: each question is answered by the
     weights trained without its repository's fold (bench/train_ranker.py)."""
@@ -217,22 +232,32 @@ def run(rebuild: bool = False) -> dict[str, Any]:
         mem = mems[qs.name]
         fold_of_id = {q["id"]: tr.fold_of(q["repo"], FOLDS) for q in qs.questions}
 
+        pools = {s.q["id"]: s.pool for s in samples[qs.name] if s.pool is not None}
+
         def cv(
-            recency: str = "gentle", rerank: Any = None, m: Any = mem, folds: Any = fold_of_id
+            recency: str = "gentle",
+            rerank: Any = None,
+            m: Any = mem,
+            folds: Any = fold_of_id,
+            p: Any = pools,
         ) -> FoldSearcher:
             by_fold = {
-                f: Searcher(m, emb, rerank, recency=recency, weights=str(path))
+                f: Pooled(Searcher(m, emb, rerank, recency=recency, weights=str(path)), p)
                 for f, path in enumerate(fold_files)
             }
             return FoldSearcher(by_fold, folds)
 
+        def base(mode: str, m: Any = mem, p: Any = pools) -> Pooled:
+            recency = "gentle" if mode == "hand-tuned" else "off"
+            return Pooled(Searcher(m, emb, None, mode=mode, recency=recency), p)
+
         files = sorted(p for p in qs.corpus.rglob("*") if p.is_file() and p.suffix == ".jsonl")
         systems: dict[str, Any] = {
             "grep": grep_system(files),
-            "bm25": Searcher(mem, emb, None, mode="lexical", recency="off"),
-            "vector": Searcher(mem, emb, None, mode="vector", recency="off"),
-            "hybrid (rrf)": Searcher(mem, emb, None, mode="rrf", recency="off"),
-            "hand-tuned stage (before)": Searcher(mem, emb, None, mode="hand-tuned"),
+            "bm25": base("lexical"),
+            "vector": base("vector"),
+            "hybrid (rrf)": base("rrf"),
+            "hand-tuned stage (before)": base("hand-tuned"),
             "funes (learned, cross-validated)": cv(),
             "funes, reference recency": cv("reference"),
             "funes, no recency": cv("off"),

@@ -312,10 +312,11 @@ class Searcher:
         self.mode = mode
         self.recency = recency
 
-    def search(self, q: Query, now: datetime | None = None) -> Result:
+    def search(self, q: Query, now: datetime | None = None, pool: Pool | None = None) -> Result:
         """The hits for ``q``. A scrub or optimize that removes files under a warm reader
-        makes it reopen the memory and search once more."""
-        return self.memory.retrying(lambda: self._search(q, now))
+        makes it reopen the memory and search once more. ``pool`` reuses a pool :meth:`gather`
+        built for ``q`` (bench/quality.py ranks one pool every way it compares)."""
+        return self.memory.retrying(lambda: self._search(q, now, pool))
 
     def gather(self, q: Query, now: datetime | None = None) -> Pool | None:
         """The candidate pool of ``q`` with every feature the second stage needs (None when
@@ -364,25 +365,30 @@ class Searcher:
         x = ranker.candidate_features(rows, ctx)
         return Pool(q, rows, x, ctx, order, unseen, len(terms))
 
-    def _search(self, q: Query, now: datetime | None = None) -> Result:
+    def _search(self, q: Query, now: datetime | None = None, given: Pool | None = None) -> Result:
         import numpy as np
 
         from funes import ranker
 
         now = now or datetime.now(UTC)
         mem = self.memory
-        pool = self.gather(q, now)
+        pool = given if given is not None else self.gather(q, now)
         if pool is None:
             return Result(q, [], "weak", mem.label, note=mem.note)
-        rows, ctx = pool.rows, pool.ctx
+        ctx = pool.ctx
+        rows = pool.rows if given is None else [dict(r) for r in pool.rows]
         model = ranker.load_model(self.weights)
         pos = {cid: i for i, cid in enumerate(pool.order)}
         if self.mode == "funes":
             logits = model.score(pool.x)
         elif self.mode == "hand-tuned":
             logits = np.array([_hand_tuned(r, ctx) for r in rows])
-        else:  # a baseline: the fused (or single-leg) order
-            logits = np.array([-float(pos[r["id"]]) for r in rows])
+        else:  # a baseline: the fused order, or one leg's own order
+            leg = {"lexical": ctx.lex_rank, "vector": ctx.vec_rank}.get(self.mode)
+            logits = np.array([
+                -float(pos[r["id"]]) if leg is None else -float(leg.get(r["id"], 10**6))
+                for r in rows
+            ])  # fmt: skip
         rerank: dict[str, float] = {}
         if self.reranker is not None and self.mode == "funes":
             # A cross-encoder costs ~25-70 ms a pair here: it re-orders only the head of the
@@ -398,13 +404,13 @@ class Searcher:
         v = ranker.verdict_features(logits, rows, ranked, ctx, pool.unseen_share, pool.n_terms)
         p_answer = model.answerable(v) if self.mode == "funes" else None
 
-        scored = []
+        scored: list[tuple[float, float, float, dict[str, Any]]] = []
         for i in ranked:
             r = rows[i]
             if self.mode in ("funes", "hand-tuned"):
                 rel = 1.0 / (1.0 + math.exp(-max(min(float(logits[i]), 50.0), -50.0)))
             else:
-                rel = 1.0 - pos[r["id"]] / len(pool.order)
+                rel = 1.0 - len(scored) / len(rows)
             if self.recency == "reference":
                 w = reference_recency(r.get("ts"), now)
             elif self.recency == "off":
@@ -420,7 +426,8 @@ class Searcher:
         if p_answer is not None:
             strong = p_answer >= model.threshold
         else:  # baselines: the old fixed rule, kept only to compare against
-            strong = (bool(ctx.cos) and best_cos >= STRONG_COSINE) or best_cov >= STRONG_COVERAGE
+            by_cos = self.mode != "lexical" and bool(ctx.cos) and best_cos >= STRONG_COSINE
+            strong = by_cos or (self.mode != "vector" and best_cov >= STRONG_COVERAGE)
         hits = []
         for i, (final, rel, w, r) in enumerate(kept, 1):
             scores_d = {
