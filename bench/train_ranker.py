@@ -290,7 +290,8 @@ def fit(ss: Sequence[Sample], l2: float = L2) -> dict[str, Any]:
         "rerank_weight": 1.0,
         "verdict": {"features": list(VERDICT_FEATURES), "mean": _r(vmean), "scale": _r(vscale),
                     "w": _r(vcoef), "b": round(vb, 6), "threshold": round(threshold, 6)},
-        "trained_on": {"questions": len(ss), "repositories": len({s.q["repo"] for s in ss}),
+        "trained_on": {"questions": len(ss),
+                       "repositories": len({s.q["repo"] for s in ss if s.q["kind"] != "absent"}),
                        "l2": l2},
     }  # fmt: skip
 
