@@ -64,7 +64,7 @@ def test_all_reads_every_agents_known_locations_under_home(private_home: Path) -
     assert by == {
         "claude_code": {"5f0c"},
         "codex": {"0190aa-bb"},
-        "pi": {"2026-03-04T09-00-00_s-77"},
+        "pi": {"s-77"},  # pi's own session id (its header), not the file stem
         "hermes": {"h1", "20260301_100000_h1"},
     }
     assert not any("notes" in t["source_path"] for t in turns)
