@@ -24,6 +24,7 @@ import argparse
 import base64
 import json
 import random
+import re
 import string
 import sys
 import time
@@ -106,6 +107,7 @@ class Kind:
     detector: str
     make: Callable[[random.Random], str]
     names: tuple[str, ...]  # variable names it would be assigned to
+    named_only: bool = False  # a secret only by the name it is given (no shape of its own)
 
 
 KINDS: tuple[Kind, ...] = (
@@ -227,6 +229,176 @@ KINDS: tuple[Kind, ...] = (
         ),
     ),
 )
+# --- the provider table: fakes sampled from each row's own pattern ---------------------------
+
+
+def sample(pattern: str, rng: random.Random) -> str:
+    """A random string the regex ``pattern`` matches (the subset the provider table uses:
+    literals, classes, repeats, groups, alternation; lookarounds are ignored)."""
+    import re._constants as c
+    import re._parser as sp
+
+    def chars(items: list[Any]) -> list[str]:
+        out: list[str] = []
+        for op, av in items:
+            if op is c.LITERAL:
+                out.append(chr(av))
+            elif op is c.RANGE:
+                out.extend(chr(x) for x in range(av[0], av[1] + 1))
+            elif op is c.CATEGORY and av is c.CATEGORY_DIGIT:
+                out.extend(string.digits)
+            elif op is c.CATEGORY and av is c.CATEGORY_WORD:
+                out.extend(ALNUM + "_")
+            elif op is c.CATEGORY and av is c.CATEGORY_SPACE:
+                out.append(" ")
+        return out
+
+    def walk(seq: Any) -> str:
+        out = []
+        for op, av in seq:
+            if op is c.LITERAL:
+                out.append(chr(av))
+            elif op is c.IN:
+                out.append(rng.choice(chars(av)))
+            elif op is c.ANY:
+                out.append(rng.choice(ALNUM))
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+                lo, hi, sub = av
+                hi = lo + 12 if hi is c.MAXREPEAT else hi
+                out.extend(walk(sub) for _ in range(rng.randint(lo, min(hi, lo + 12))))
+            elif op is c.SUBPATTERN:
+                out.append(walk(av[3]))
+            elif op is c.BRANCH:
+                out.append(walk(rng.choice(av[1])))
+        return "".join(out)
+
+    return walk(sp.parse(pattern))
+
+
+def _b58(raw: bytes) -> str:
+    n = int.from_bytes(raw, "big")
+    out = ""
+    while n:
+        n, r = divmod(n, 58)
+        out = _B58[r] + out
+    return "1" * (len(raw) - len(raw.lstrip(b"\0"))) + out
+
+
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def _b58check(payload: bytes) -> str:
+    import hashlib
+
+    return _b58(payload + hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4])
+
+
+def _stellar_seed(rng: random.Random) -> str:
+    from funes.secrets.crypto import _crc16_xmodem
+
+    raw = bytes([18 << 3]) + rng.randbytes(32)
+    return base64.b32encode(raw + _crc16_xmodem(raw).to_bytes(2, "little")).decode()
+
+
+def _mnemonic(rng: random.Random) -> str:
+    from funes.secrets.crypto import bip39_words
+
+    words = sorted(bip39_words())
+    return " ".join(rng.choice(words) for _ in range(rng.choice([12, 24])))
+
+
+def _telegram(rng: random.Random) -> str:
+    return _s(rng, "0123456789", rng.choice([9, 10])) + ":AA" + _s(rng, B64URL, 33)
+
+
+def _basic(rng: random.Random) -> str:
+    user = rng.choice(["admin", "deploy", "ci-bot", "ana@example.com"])
+    return base64.b64encode(f"{user}:{_password(rng, rng.choice([10, 16]))}".encode()).decode()
+
+
+def _named_name(detector: str, keyword: str) -> str:
+    stem = "".join(ch if ch.isalnum() else "_" for ch in keyword.upper()).strip("_")
+    for end, suffix in (("token", "_TOKEN"), ("secret", "_SECRET"), ("key", "_API_KEY")):
+        if detector.endswith(end) or detector.endswith(end + "s"):
+            return stem + suffix
+    return stem + "_SECRET_KEY"
+
+
+def _table_kinds() -> list[Kind]:
+    from funes.secrets.providers import NAMED, PROVIDERS
+
+    have = {k.detector for k in KINDS}
+    rows: dict[str, list[Any]] = {}
+    for p in PROVIDERS:
+        if p.detector not in have:
+            rows.setdefault(p.detector, []).append(p)
+
+    def maker(ps: list[Any]) -> Callable[[random.Random], str]:
+        def make(r: random.Random) -> str:
+            while True:
+                p = r.choice(ps)
+                prefix = r.choice(p.prefixes)
+                value = (prefix + sample(p.body, r)) if prefix else sample(p.body, r)
+                if "xxxx" not in value.lower():
+                    return value
+
+        return make
+
+    out = [Kind(d, maker(ps), (d.upper().replace("-", "_"),)) for d, ps in rows.items()]
+    named: dict[str, list[Any]] = {}
+    for n in NAMED:
+        if n.detector not in have and n.detector not in rows:
+            named.setdefault(n.detector, []).append(n)
+    for d, ns in named.items():
+        names = tuple(_named_name(d, k) for n in ns for k in n.keywords)
+        out.append(Kind(d, _named_maker(ns), names, named_only=True))
+    return out
+
+
+def _named_maker(ns: list[Any]) -> Callable[[random.Random], str]:
+    from funes.secrets.detectors import entropy
+
+    def make(r: random.Random) -> str:
+        while True:
+            value = sample(r.choice(ns).value, r)
+            if entropy(value) >= 3.2 and "xxx" not in value.lower():
+                return value
+
+    return make
+
+
+KINDS = (
+    *KINDS,
+    Kind("stellar-secret-seed", _stellar_seed, ("STELLAR_SECRET", "WALLET_SEED")),
+    Kind(
+        "bitcoin-private-key",
+        lambda r: _b58check(b"\x80" + r.randbytes(32) + r.choice([b"", b"\x01"])),
+        ("BTC_PRIVATE_KEY", "WIF"),
+    ),
+    Kind(
+        "bip32-extended-private-key",
+        lambda r: _b58check(bytes.fromhex("0488ade4") + r.randbytes(74)),
+        ("XPRV", "HD_WALLET_XPRV"),
+    ),
+    Kind("bip39-mnemonic", _mnemonic, ("MNEMONIC", "SEED_PHRASE", "WALLET_MNEMONIC")),
+    Kind("telegram-bot-token", _telegram, ("TELEGRAM_BOT_TOKEN", "TG_TOKEN")),
+    Kind("http-basic-auth", _basic, ("AUTH_HEADER",)),
+    Kind("cli-password", lambda r: _password(r, r.choice([10, 14, 20])), ("DB_PASSWORD",)),
+    Kind(
+        "labelled-value",
+        lambda r: _s(r, r.choice([ALNUM, B64URL]), r.choice([24, 32, 40])),
+        ("API key", "Secret Key", "access token"),
+        named_only=True,
+    ),
+    Kind(
+        "sidekiq-secret",
+        lambda r: _s(r, HEX, 8) + ":" + _s(r, HEX, 8),
+        ("BUNDLE_ENTERPRISE__CONTRIBSYS__COM", "BUNDLE_GEMS__CONTRIBSYS__COM"),
+        named_only=True,
+    ),
+)
+KINDS = (*KINDS, *_table_kinds())
+
 KIND_BY_DETECTOR = {k.detector: k for k in KINDS}
 
 
@@ -257,7 +429,26 @@ def _embed_url(kind: Kind, value: str, rng: random.Random) -> str | None:
         return f"https://{host}/v2/forecast?city=lisbon&{param}={value}&units=metric"
     if kind.detector == "bearer-token":
         return f"Authorization: Bearer {value}"
+    if kind.detector == "http-basic-auth":
+        return f"Authorization: Basic {value}"
+    if kind.detector == "cli-password":
+        return rng.choice(
+            [
+                f"docker login -u ci-bot -p {value} registry.example.com",
+                f"mysql -h db.internal -u app --password={value} app_prod",
+                f"curl -su admin:{value} https://jenkins.example.com/api/json",
+                f"sshpass -p {value} ssh deploy@10.0.0.7",
+            ]
+        )
     return None
+
+
+HEADERS = ("bearer-token", "http-basic-auth")
+# Secrets only by what is written around them: a labelled value, a mnemonic's label.
+PROSE = {
+    "labelled-value": ("API key `{v}`", "**Secret Key**: `{v}`", "the provided token (`{v}`)"),
+    "bip39-mnemonic": ("wallet recovery phrase: {v}", 'seed phrase "{v}"'),
+}
 
 
 def _contexts(kind: Kind, value: str, rng: random.Random) -> list[tuple[str, str]]:
@@ -265,9 +456,14 @@ def _contexts(kind: Kind, value: str, rng: random.Random) -> list[tuple[str, str
     name = rng.choice(kind.names)
     url = _embed_url(kind, value, rng)
     carried = url if url is not None else value
-    if kind.detector in ("bearer-token", "private-key"):
-        inline, assign = carried, f'{name}="{carried}"'  # a header or a multi-line value
-    elif kind.detector in ("aws-secret-access-key", "secret-assignment"):
+    if kind.detector in PROSE:
+        inline = rng.choice(PROSE[kind.detector]).format(v=value)
+        assign = f'{name.upper().replace(" ", "_")}="{value}"'
+        if kind.detector == "labelled-value":
+            assign = inline
+    elif kind.detector in (*HEADERS, "private-key", "cli-password"):
+        inline, assign = carried, f'{name}="{carried}"'  # a header, a command, many lines
+    elif kind.named_only or kind.detector in ("aws-secret-access-key", "secret-assignment"):
         # only secrets by their name: always give them one
         inline = assign = f"{name}={carried}"
     else:
@@ -294,11 +490,11 @@ def _contexts(kind: Kind, value: str, rng: random.Random) -> list[tuple[str, str
             "PATH=/usr/local/bin:/usr/bin\nHOME=/home/ana\nLANG=en_US.UTF-8\n"
             f"{assign}\nTERM=xterm-256color\nPWD=/home/ana/proj",
         ),
-        ("yaml", _yaml(kind, name, carried)),
-        ("json_config", _json_config(kind, name, carried)),
+        ("yaml", _yaml(kind, name, inline if kind.detector in PROSE else carried)),
+        ("json_config", _json_config(kind, name, inline if kind.detector in PROSE else carried)),
     ]
     if not pem:
-        out.append(("curl", _curl(kind, carried, rng)))
+        out.append(("curl", _curl(kind, inline if kind.detector in PROSE else carried, rng)))
     out.append(("straddle", _straddle(inline, rng)))
     return out
 
@@ -307,27 +503,37 @@ def _yaml(kind: Kind, name: str, carried: str) -> str:
     if kind.detector == "private-key":
         body = "\n".join("    " + line for line in carried.splitlines())
         return f"tls:\n  {name.lower()}: |\n{body}\n  verify: true"
-    if kind.detector == "bearer-token":
+    if kind.detector in HEADERS:
         return f"headers:\n  {carried}\n  Accept: application/json"
+    if kind.detector in PROSE:
+        return f"notes: |\n  {carried}\n  owner: ana"
     return f'services:\n  api:\n    environment:\n      {name.lower()}: "{carried}"\n      region: eu-west-1'
 
 
 def _json_config(kind: Kind, name: str, carried: str) -> str:
-    if kind.detector == "bearer-token":
+    if kind.detector in HEADERS:
         key, val = carried.split(": ", 1)
         return json.dumps({"headers": {key: val}}, indent=2)
+    if kind.detector in PROSE or kind.detector == "cli-password":
+        return json.dumps({"notes": carried, "LOG_LEVEL": "debug"}, indent=2)
     return json.dumps({"env": {name: carried, "LOG_LEVEL": "debug"}}, indent=2)
 
 
 def _curl(kind: Kind, carried: str, rng: random.Random) -> str:
-    if kind.detector == "bearer-token":
+    if kind.detector in HEADERS:
         return f'curl -s -H "{carried}" https://api.example.com/v1/me | jq .'
+    if kind.detector == "cli-password":
+        return f"$ {carried}\nLogin Succeeded"
+    if kind.detector in PROSE:
+        return f"curl -s https://notes.example.com -d '{json.dumps({'text': carried})}'"
     if kind.detector in ("url-credentials", "url-secret-param", "slack-webhook-url"):
         return f"curl -fsS '{carried}' -d '{{\"text\":\"deploy finished\"}}'"
     if kind.detector == "aws-secret-access-key":
         return f"aws configure set aws_secret_access_key {carried} --profile prod"
     if kind.detector == "secret-assignment":
         return f'curl -s https://api.example.com/v1 -H "X-Api-Key: {carried}"'
+    if kind.named_only:
+        return f'curl -s https://api.example.com/v1 -H "{rng.choice(kind.names)}: {carried}"'
     return f'curl -s -H "Authorization: token {carried}" https://api.example.com/v1/me'
 
 
@@ -431,6 +637,193 @@ def clean_corpus(n: int = 400, seed: int = 11) -> list[str]:
 def _uuid(rng: random.Random) -> str:
     h = _s(rng, HEX, 32)
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
+
+
+# --- the hostile transcript: the kinds issue 17's probe found leaking -----------------------
+
+
+def _hex_s(rng: random.Random, n: int) -> str:
+    return _s(rng, HEX, n)
+
+
+def hostile_values(rng: random.Random) -> dict[str, str]:
+    """{kind: fake value} for the kinds the probe found leaking, and their prose forms."""
+    from funes.secrets.crypto import bip39_words
+
+    words = sorted(bip39_words() - {"seed", "phrase", "wallet"})
+    sas = base64.b64encode(rng.randbytes(32)).decode()
+    return {
+        "sendgrid": f"SG.{_s(rng, B64URL, 22)}.{_s(rng, B64URL, 43)}",
+        "mailgun": f"key-{_hex_s(rng, 32)}",
+        "digitalocean": f"dop_v1_{_hex_s(rng, 64)}",
+        "shopify": f"shpat_{_hex_s(rng, 32)}",
+        "discord": f"MT{_s(rng, ALNUM, 24)}.{_s(rng, B64URL, 6)}.{_s(rng, B64URL, 38)}",
+        "telegram": f"{rng.randrange(10**8, 10**10)}:AA{_s(rng, B64URL, 33)}",
+        "twilio-sk": f"SK{_hex_s(rng, 32)}",
+        "twilio-auth": _hex_s(rng, 32),
+        "basic": base64.b64encode(f"deploy:{_s(rng, ALNUM, 18)}".encode()).decode(),
+        "docker-p": _s(rng, ALNUM, 16),
+        "sas-sig": sas.replace("+", "%2B").replace("/", "%2F").replace("=", "%3D"),
+        "stellar": _stellar_seed(rng),
+        "mnemonic": " ".join(rng.choice(words) for _ in range(12)),
+        "labelled-backticks": _s(rng, ALNUM, 32),
+        "labelled-bold": _s(rng, ALNUM, 40),
+        "labelled-parens": _s(rng, B64URL, 32),
+        "bitcoin-wif": _b58check(b"\x80" + rng.randbytes(32) + b"\x01"),
+        "xprv": _b58check(bytes.fromhex("0488ade4") + rng.randbytes(74)),
+        "password-flag": _s(rng, ALNUM, 14),
+        "curl-user": _s(rng, ALNUM, 15),
+        "anthropic": f"sk-ant-api03-{_s(rng, B64URL, 93)}AA",
+    }
+
+
+_SHAPED_HOSTILE = ("sendgrid", "mailgun", "digitalocean", "shopify", "discord", "telegram")
+_SHAPED_HOSTILE += ("twilio-sk", "bitcoin-wif", "xprv", "anthropic")
+# How each hostile kind is written in each of the five places (`{v}` is the value).
+_HOSTILE_FORMS: dict[str, tuple[str, str, str, str, str]] = {
+    # prose, tool input, env dump, config file, curl output
+    **{
+        k: (
+            f"the {k} token for staging is {{v}} — rotate it later",
+            "deploy --token {v} --env staging",
+            f"{k.upper().replace('-', '_')}_TOKEN={{v}}",
+            f'{k.replace("-", "_")}:\n  token: "{{v}}"',
+            f'{{"ok": true, "{k}_token": "{{v}}"}}',
+        )
+        for k in _SHAPED_HOSTILE
+    },
+    "twilio-auth": (
+        "Twilio auth token is `{v}`",
+        "twilio api:core:messages:create --auth-token {v}",
+        "TWILIO_AUTH_TOKEN={v}",
+        "twilio:\n  auth_token: {v}",
+        '{"twilio_auth_token": "{v}"}',
+    ),
+    "basic": (
+        "the header was Authorization: Basic {v}",
+        'curl -H "Authorization: Basic {v}" https://api.example.com',
+        "HTTP_AUTHORIZATION=Basic {v}",
+        '{"auths": {"registry.example.com": {"auth": "{v}"}}}',
+        "> Authorization: Basic {v}\n< HTTP/1.1 200 OK",
+    ),
+    "docker-p": (
+        "log in with docker login -u ci -p {v} registry.example.com",
+        "docker login -u ci -p {v} registry.example.com",
+        "LOGIN_CMD=docker login -u ci -p {v} ghcr.io",
+        "steps:\n  - run: docker login -u ci -p {v} ghcr.io",
+        "$ docker login -u ci -p {v} ghcr.io\nLogin Succeeded",
+    ),
+    "password-flag": (
+        "run it as mysql -u app --password={v} app_prod",
+        "pg_dump --password {v} --host db main",
+        "MYSQL_CMD=mysql -u app --password={v}",
+        "command: mysql -u app --password={v}",
+        "$ mysql -u app --password={v} -e 'select 1'\n1",
+    ),
+    "curl-user": (
+        "try curl -u admin:{v} https://jenkins.example.com",
+        "curl -su admin:{v} https://jenkins.example.com/api/json",
+        "CURL_CMD=curl -u admin:{v} https://x.example.com",
+        "healthcheck: curl -u admin:{v} http://localhost:8080",
+        '$ curl -u admin:{v} https://x.example.com\n{{"ok": true}}',
+    ),
+    "sas-sig": (
+        "the SAS URL is https://acct.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig={v}",
+        "azcopy copy 'https://acct.blob.core.windows.net/c?sv=2022-11-02&sig={v}' .",
+        "AZURE_SAS=sv=2022-11-02&ss=b&srt=sco&sp=rl&sig={v}",
+        "storage:\n  sas: sv=2022-11-02&sr=b&sig={v}",
+        '{"url": "https://acct.blob.core.windows.net/c?sv=2022-11-02&sig={v}"}',
+    ),
+    "stellar": (
+        "my Stellar seed is {v}, keep it safe",
+        "stellar keys add main --secret-key {v}",
+        "STELLAR_SEED={v}",
+        "wallet:\n  seed: {v}",
+        '{"account": "main", "seed": "{v}"}',
+    ),
+    "mnemonic": (
+        "the wallet seed phrase is {v} — don't lose it",
+        "wallet restore --mnemonic '{v}'",
+        "MNEMONIC={v}",
+        'wallet:\n  mnemonic: "{v}"',
+        '{"mnemonic": "{v}"}',
+    ),
+    "labelled-backticks": (
+        "I'll use the API key `{v}` for the storefront.",
+        "echo 'API key `{v}`' >> NOTES.md",
+        "NOTE=API key `{v}`",
+        "notes: |\n  API key `{v}`",
+        '{"note": "API key `{v}`"}',
+    ),
+    "labelled-bold": (
+        "**Secret Key**: `{v}`",
+        "printf '**Secret Key**: `{v}`\\n' > creds.md",
+        "CREDS=**Secret Key**: `{v}`",
+        "readme: |\n  **Secret Key**: `{v}`",
+        '{"body": "**Secret Key**: `{v}`"}',
+    ),
+    "labelled-parens": (
+        "and the user's provided key (`{v}`) for the webhook",
+        'echo "the provided key (`{v}`)"',
+        "MSG=the provided key (`{v}`)",
+        "comment: the provided key (`{v}`)",
+        '{"msg": "the provided key (`{v}`)"}',
+    ),
+}
+HOSTILE_PLACES = ("prose", "tool input", "env dump", "config file", "curl output")
+
+
+def hostile_corpus(seed: int = 17) -> list[tuple[str, str, str, str]]:
+    """(kind, place, text, value): every hostile kind in each of the five places."""
+    values = hostile_values(random.Random(seed))
+    return [
+        (kind, place, form.replace("{v}", value), value)
+        for kind, value in values.items()
+        for place, form in zip(HOSTILE_PLACES, _HOSTILE_FORMS[kind], strict=True)
+    ]
+
+
+def hostile_recall(seed: int = 17) -> dict[str, dict[str, bool]]:
+    """{kind: {place: redacted}} over the hostile corpus."""
+    from funes.secrets import redact
+
+    out: dict[str, dict[str, bool]] = defaultdict(dict)
+    for kind, place, text, value in hostile_corpus(seed):
+        out[kind][place] = value not in redact(text)
+    return dict(out)
+
+
+# --- precision on eval-dev ------------------------------------------------------------------
+
+_SHA_OR_UUID = re.compile(
+    r"(?<![0-9a-fA-F])(?:[0-9a-f]{40}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})"
+    r"(?![0-9a-fA-F])"
+)
+
+
+def eval_dev_precision(blocks: list[str]) -> dict[str, Any]:
+    """Findings per MB on eval-dev (every one a false positive: the corpus holds no live
+    secret), each listed by detector and block (never the text), and how many of its git
+    SHAs and UUIDs a finding touched."""
+    from funes.secrets import find
+
+    mb = sum(len(t.encode("utf-8")) for t in blocks) / 1e6
+    fps = []
+    ids = touched = 0
+    for i, t in enumerate(blocks):
+        found = find(t)
+        spans = [m.span() for m in _SHA_OR_UUID.finditer(t)]
+        ids += len(spans)
+        touched += sum(1 for s, e in spans if any(f.start < e and s < f.end for f in found))
+        fps.extend({"detector": f.detector, "block": i, "chars": f.end - f.start} for f in found)
+    return {
+        "mb": round(mb, 2),
+        "findings": len(fps),
+        "findings_per_mb": round(len(fps) / mb, 3) if mb else None,
+        "false_positives": fps,
+        "shas_and_uuids": ids,
+        "shas_and_uuids_redacted": touched,
+    }
 
 
 # --- eval-dev ------------------------------------------------------------------------------
@@ -584,14 +977,26 @@ def run(ctx: Any) -> dict[str, Any]:
         "clean_findings": sum(len(find(t)) for t in clean),
         "detectors": table,
     }
+    hostile = hostile_recall()
+    out["hostile"] = {
+        "kinds": len(hostile),
+        "texts": sum(len(p) for p in hostile.values()),
+        "redacted": sum(sum(p.values()) for p in hostile.values()),
+        "per_kind": {k: f"{sum(p.values())}/{len(p)}" for k, p in hostile.items()},
+        "missed": [
+            f"{k}: {place}" for k, p in hostile.items() for place, ok in p.items() if not ok
+        ],
+    }
     blocks = eval_dev_blocks()
     if blocks:
-        fps = Counter(f.detector for t in blocks for f in find(t))
+        prec = eval_dev_precision(blocks)
+        fps = Counter(f["detector"] for f in prec["false_positives"])
         out["eval_dev"] = {
             "blocks": len(blocks),
-            "mb": round(sum(len(t.encode("utf-8")) for t in blocks) / 1e6, 2),
-            "findings": dict(sorted(fps.items())),
+            **prec,
+            "findings_by_detector": dict(sorted(fps.items())),
             "redact_mb_per_s_cpu": round(throughput(blocks, 2 if ctx.quick else 5), 1),
+            "chunk_cpu_overhead_of_redaction": round(chunk_overhead(2 if ctx.quick else 5), 3),
         }
     return out
 
@@ -617,13 +1022,29 @@ def main(argv: list[str] | None = None) -> int:
         f"clean-corpus findings {sum(len(find(t)) for t in clean)}"
     )
 
+    hostile = hostile_recall()
+    print("\nhostile transcript (issue 17's probe kinds, five places each):")
+    for kind, places in hostile.items():
+        missed = [p for p, ok in places.items() if not ok]
+        print(f"  {kind:20} {sum(places.values())}/{len(places)}"
+              + (f"  missed in: {', '.join(missed)}" if missed else ""))  # fmt: skip
+
     blocks = eval_dev_blocks()
     if blocks:
-        fps = Counter(f.detector for t in blocks for f in find(t))
-        mb = sum(len(t.encode("utf-8")) for t in blocks) / 1e6
+        prec = eval_dev_precision(blocks)
+        fps = Counter(f["detector"] for f in prec["false_positives"])
+        mb = prec["mb"]
         print(
             f"\neval-dev: {len(blocks)} blocks, {mb:.2f} MB; findings: "
-            f"{sum(fps.values())} {dict(fps) if fps else ''}"
+            f"{prec['findings']} ({prec['findings_per_mb']}/MB) {dict(fps) if fps else ''}"
+        )
+        for fp in prec["false_positives"]:
+            print(
+                f"  false positive: {fp['detector']} in block {fp['block']} ({fp['chars']} chars)"
+            )
+        print(
+            f"git SHAs and UUIDs in eval-dev: {prec['shas_and_uuids']}, "
+            f"redacted: {prec['shas_and_uuids_redacted']}"
         )
         print(f"redact throughput on eval-dev blocks: {throughput(blocks):.1f} MB/s (CPU time)")
         print(f"chunk stage on the same turns: {chunk_overhead():.0%} more CPU with redaction")

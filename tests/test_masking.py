@@ -13,7 +13,7 @@ from conftest import run_cmd
 from test_scrub import SID, build_unredacted, leaks, served
 
 from funes.secrets import RULES_VERSION, find
-from funes.store.redaction import mask_pieces, mask_rows, vouched
+from funes.store.redaction import mask_for_serving, mask_pieces, mask_rows, vouched
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +33,16 @@ def test_recall_and_get_mask_secrets_of_an_unscanned_memory(
     assert len(leaks(stored.encode(), values)) == len(values), "the rows hold every value"
     assert not vouched(mem)
     out = served(mem)
-    assert not leaks(out, values)
+    assert b"[REDACTED:" in out and not leaks(out, values)
+    # every kind is masked in whatever block serves it: mask the whole table as served text
+    m = open_memory(mem)
+    rows = m.rows(columns=("session_id", "turn_uuid", "block_idx", "split_idx", "text"))
+    rows = rows.to_pylist()
+    mask_for_serving(m, rows, whole_blocks=True)
+    masked = "\n".join(r["text"] for r in rows)
+    assert not leaks(masked.encode(), values)
     for detector in set(values.values()):
-        assert f"[REDACTED:{detector}]".encode() in out
+        assert f"[REDACTED:{detector}]" in masked
 
 
 def test_mcp_tools_mask_too(unscanned: tuple[Path, dict[str, str]]) -> None:

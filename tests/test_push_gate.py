@@ -51,7 +51,7 @@ def test_blocks_with_secrets_stay_home_and_clean_ones_go(hub: HubServer, tmp_pat
     seeds = _seeds()
     assert any(s.context == "straddle" for s in seeds)  # a secret across the chunk split
     clean = [
-        turn("leaky", 100 + i, f"clean note {i}: the lemur cache keeps 256 entries")
+        turn("leaky", 10_000 + i, f"clean note {i}: the lemur cache keeps 256 entries")
         for i in range(3)
     ]
     ana = Machine(tmp_path / "ana", hub)

@@ -34,6 +34,10 @@ def _load_bench() -> ModuleType:
 
 
 bench = _load_bench()
+# The end-to-end tests embed every block, so they carry the detectors of the original set and
+# one in six of the provider table (tests/test_secrets_providers.py checks every row, and
+# tests/test_hostile_secrets.py indexes every kind lexically).
+KINDS = (*bench.KINDS[:25], *bench.KINDS[25::6])
 SID = "5eed5eed-0000-4000-8000-000000000001"
 CLEAN_TURNS = 8
 
@@ -70,7 +74,7 @@ def seeded_session(root: Path, seed: int = 2026) -> tuple[Path, dict[str, str]]:
             [{"type": "text", "text": f"Job {t} is skipped because the cron guard compares "
               "local time with the UTC deadline; the fix normalises both to UTC first."}],
         )  # fmt: skip
-    for kind in bench.KINDS:
+    for kind in KINDS:
         value = kind.make(rng)
         values[value] = kind.detector
         ctx = dict(bench._contexts(kind, value, rng))
@@ -199,7 +203,7 @@ def scrub(mem: Path, *args: str, env: dict[str, str] | None = None) -> Any:
 
 def test_index_stores_and_serves_no_seeded_secret(private_home: Path, tmp_path: Path) -> None:
     path, values = seeded_session(private_home)
-    assert len(set(values.values())) == len(bench.KINDS)
+    assert len(set(values.values())) == len(KINDS)
     mem = tmp_path / "mem"
     r = run_cmd("funes", "index", path, "--yes", "--memory", mem)
     assert r.returncode == 0, r.stderr

@@ -24,6 +24,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from funes.secrets import crypto
+from funes.secrets.providers import NAMED, PROVIDERS, Named, Provider
+
 # A token starts where no identifier character precedes it — or right after a JSON string
 # escape such as the ``\n`` of an escaped newline, where the preceding ``n`` is not really a
 # letter of the text.
@@ -172,6 +175,16 @@ def looks_secret(value: str, min_len: int = MIN_VALUE_LEN, digitless_ok: bool = 
     return entropy(value) >= ENTROPY_THRESHOLD
 
 
+def _unquote(value: str) -> str:
+    """A URL query value as it was before percent-encoding (`%2B` is a `+` of base64, not a
+    format specifier)."""
+    if "%" not in value:
+        return value
+    from urllib.parse import unquote
+
+    return unquote(value)
+
+
 def _not_placeholder(value: str) -> bool:
     return not is_placeholder(value) and entropy(value) >= 2.5
 
@@ -208,13 +221,28 @@ _ASSIGN_TAIL = (
     r"(?:\\\"(?P<v1>[^\"\\\s\[\]]{1,512})\\\""
     r"|\"(?P<v2>[^\"\\\s\[\]]{1,512})\""
     r"|'(?P<v3>[^'\\\s\[\]]{1,512})'"
-    r"|(?P<v4>[^\s\"'\\`,;(){}\[\]<>&]{1,512}))"
+    r"|(?P<v4>[^\s\"'\\`,;(){}\[\]<>&|“”‘’]{1,512}))"
 )
 # `postgres://postgres:postgres@db`, `github://org:repo@sha`: a plain word in the password
 # place is an example or a path syntax, not a credential.
 _PLAIN_WORD = re.compile(r"[a-z]+|[0-9]{1,4}")
 
-_NAME_KEYWORDS = ("key", "secret", "token", "pass(?:w(?:or)?d)?", "pwd", "credential")
+# A label in prose or markdown, then the value in backticks or quotes within a few characters:
+# "API key `…`", "**Secret Key**: `…`", "the user's provided key (`…`)", "token is '…'".
+_LABEL_TAIL = (
+    r"s?(?![a-z0-9_])(?:\*\*|__)?[ \t]*(?::|=|\bis\b|\bwas\b|->|→)?[ \t]*(?:\*\*)?[ \t]*\(?"
+    r"(?:`(?P<l1>[^\s`]{8,512})`|\"(?P<l2>[^\s\"\\]{8,512})\"|'(?P<l3>[^\s'\\]{8,512})'"
+    r"|“(?P<l4>[^\s”]{8,512})”|‘(?P<l5>[^\s’]{8,512})’)"
+)
+
+_NAME_KEYWORDS = (
+    "key",
+    "secret",
+    "token",
+    "pass(?:w(?:or)?d|phrase)?",
+    "pwd",
+    "credential",
+)
 
 
 RULES: tuple[Rule, ...] = (
@@ -233,7 +261,7 @@ RULES: tuple[Rule, ...] = (
             r"(?:[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+)(?:\\?[\"'])?"  # `set …_key VALUE` too
             r"(?<![a-z0-9/+])([a-z0-9/+]{40})(?![a-z0-9/+=])"
         ),
-        ("secret",),
+        ("secr",),
         group=1,
         validate=random_token(3.5),
         priority=5,
@@ -250,58 +278,7 @@ RULES: tuple[Rule, ...] = (
         validate=lambda v: looks_secret(v) and entropy(v) >= 4.0,
         priority=6,
     ),
-    # GitHub
-    Rule(
-        "github-pat",
-        _rx(_PRE + r"(ghp_[A-Za-z0-9]{36,255})" + _TOKEN_END),
-        ("ghp_",),
-        group=1,
-        validate=lambda v: random_token()(v[4:]),
-    ),
-    Rule(
-        "github-oauth",
-        _rx(_PRE + r"(gho_[A-Za-z0-9]{36,255})" + _TOKEN_END),
-        ("gho_",),
-        group=1,
-        validate=lambda v: random_token()(v[4:]),
-    ),
-    Rule(
-        "github-app-token",
-        _rx(_PRE + r"((?:ghu|ghs)_[A-Za-z0-9]{36,255})" + _TOKEN_END),
-        ("ghu_", "ghs_"),
-        group=1,
-        validate=lambda v: random_token()(v[4:]),
-    ),
-    Rule(
-        "github-refresh-token",
-        _rx(_PRE + r"(ghr_[A-Za-z0-9]{36,255})" + _TOKEN_END),
-        ("ghr_",),
-        group=1,
-        validate=lambda v: random_token()(v[4:]),
-    ),
-    Rule(
-        "github-fine-grained-pat",
-        _rx(_PRE + r"(github_pat_[A-Za-z0-9_]{50,255})" + _TOKEN_END),
-        ("github_pat_",),
-        group=1,
-        validate=lambda v: random_token()(v[11:]),
-    ),
-    # GitLab
-    Rule(
-        "gitlab-pat",
-        _rx(_PRE + r"(glpat-[A-Za-z0-9_-]{20,255}(?:\.[A-Za-z0-9_-]+)*)" + _B64URL_END),
-        ("glpat-",),
-        group=1,
-        validate=lambda v: random_token()(v[6:]),
-    ),
-    # Slack
-    Rule(
-        "slack-token",
-        _rx(_PRE + r"((?:xox[abposre]|xapp)-\d+-[A-Za-z0-9-]{18,250})" + _B64URL_END),
-        ("xox", "xapp-"),
-        group=1,
-        validate=_not_placeholder,
-    ),
+    # Slack incoming webhooks (provider tokens are in funes.secrets.providers)
     Rule(
         "slack-webhook-url",
         _rx(
@@ -310,85 +287,16 @@ RULES: tuple[Rule, ...] = (
         ("hooks.slack.com",),
         validate=lambda v: random_token()(v.rsplit("/", 1)[-1]),
     ),
-    # Stripe
-    Rule(
-        "stripe-key",
-        _rx(_PRE + r"((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,247})" + _TOKEN_END),
-        ("k_live_", "k_test_"),
-        group=1,
-        validate=lambda v: random_token()(v[8:]),
-    ),
-    # sk- keys: Anthropic and OpenRouter before OpenAI's catch-all `sk-`.
-    Rule(
-        "anthropic-api-key",
-        _rx(_PRE_DASH + r"(sk-ant-[A-Za-z0-9_-]{32,255})" + _B64URL_END),
-        ("sk-ant-",),
-        group=1,
-        validate=lambda v: random_token()(v[7:]),
-        priority=8,
-    ),
-    Rule(
-        "openrouter-api-key",
-        _rx(_PRE_DASH + r"(sk-or-v1-[A-Za-z0-9]{32,255})" + _TOKEN_END),
-        ("sk-or-",),
-        group=1,
-        validate=lambda v: random_token()(v[9:]),
-        priority=8,
-    ),
-    Rule(
-        "openai-api-key",
-        _rx(
-            _PRE_DASH + r"(sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,255}"
-            r"|sk-[A-Za-z0-9]{32,255})" + _B64URL_END
-        ),
-        ("sk-",),
-        group=1,
-        validate=lambda v: random_token(3.5)(v[3:]) and bool(_HAS_DIGIT.search(v)),
-    ),
-    # Others
-    Rule(
-        "huggingface-token",
-        _rx(_PRE + r"(hf_[A-Za-z0-9]{30,40})" + _TOKEN_END),
-        ("hf_",),
-        group=1,
-        validate=lambda v: random_token(3.5)(v[3:]),
-    ),
-    Rule(
-        "google-api-key",
-        _rx(_PRE_DASH + r"(AIza[0-9A-Za-z_-]{35})" + _B64URL_END),
-        ("AIza",),
-        group=1,
-        validate=lambda v: random_token()(v[4:]),
-    ),
-    Rule(
-        "linear-api-key",
-        _rx(_PRE + r"(lin_api_[A-Za-z0-9]{40})" + _TOKEN_END),
-        ("lin_api_",),
-        group=1,
-        validate=lambda v: random_token()(v[8:]),
-    ),
-    Rule(
-        "npm-token",
-        _rx(_PRE + r"(npm_[A-Za-z0-9]{36})" + _TOKEN_END),
-        ("npm_",),
-        group=1,
-        validate=lambda v: random_token()(v[4:]),
-    ),
-    Rule(
-        "pypi-token",
-        _rx(r"(pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,})" + _B64URL_END),
-        ("pypi-AgE",),
-        group=1,
-    ),
     # Structured secrets
     Rule(
         "jwt",
         _rx(
-            _PRE_DASH
-            + r"(eyJ[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
-            + _B64URL_END
+            # the literal first (the engine skips from one `eyJ` to the next), then the
+            # look-behind that it starts a token
+            r"(eyJ(?:(?<![A-Za-z0-9_-]eyJ)|(?<=\\[nrt]eyJ))"
+            r"[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})" + _B64URL_END
         ),
-        ("ey",),  # checked near the gate's `.ey` only, so short is fine
+        (".ey",),  # the gate's `.ey` branch put it in the hay
         group=1,
     ),
     Rule(
@@ -412,19 +320,23 @@ RULES: tuple[Rule, ...] = (
         priority=20,
         lower=True,  # the pattern is caseless: running it on the lowered text is the same
     ),
-    Rule(
-        "url-secret-param",
-        _rx(
-            r"[?&;](?:api[_-]?key|apikey|key|token|access[_-]?token|auth[_-]?token"
-            r"|refresh[_-]?token|id[_-]?token|client[_-]?secret|secret|password|passwd|pwd"
-            r"|sig|signature|x-amz-signature|x-amz-security-token)"
-            r"=([^&\s#\"'<>\\]{1,2048})"
-        ),
-        ("?",),  # the regex's own first character, [?&;], is rare enough to scan for
-        group=1,
-        validate=lambda v: looks_secret(v, 12),
-        priority=20,
-        lower=True,
+    *(
+        Rule(
+            "url-secret-param",
+            _rx(
+                re.escape(sep) + r"(?:api[_-]?key|apikey|key|token|access[_-]?token|auth[_-]?token"
+                r"|refresh[_-]?token|id[_-]?token|client[_-]?secret|secret|password|passwd|pwd"
+                r"|sig|signature|x-amz-signature|x-amz-security-token)"
+                r"=([^&\s#\"'<>\\]{1,2048})"
+            ),
+            ("=",),  # one `in` for the three
+            group=1,
+            validate=lambda v: looks_secret(_unquote(v), 12),
+            priority=20,
+            lower=True,
+        )
+        # one rule per separator, each starting with its literal: the engine skips to it
+        for sep in ("?", "&", ";")
     ),
     Rule(
         "bearer-token",
@@ -436,10 +348,108 @@ RULES: tuple[Rule, ...] = (
         priority=30,
         lower=True,
     ),
+    Rule(  # Sidekiq Enterprise/Pro gem server credentials in a Bundler environment variable
+        "sidekiq-secret",
+        _rx(
+            r"contribsys__com(?:\\?\")?[ \t]*[=:][ \t]*[\"']?([0-9a-f]{8}:[0-9a-f]{8})(?![0-9a-f])"
+        ),
+        ("contribsys",),
+        group=1,
+        validate=_not_placeholder,
+        priority=10,
+        lower=True,
+    ),
+    # HTTP Basic credentials: base64 of `user:password`
+    Rule(
+        "http-basic-auth",
+        _rx(r"basic(?<![a-z0-9_]basic)[ \t]+([a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=])"),
+        ("basic",),
+        group=1,
+        validate=lambda v: _basic_credentials(v),
+        priority=25,
+        lower=True,
+    ),
+    Rule(  # docker's config.json: "auth": "<base64 of user:password>"
+        "http-basic-auth",
+        _rx(r"auths?\\?\"[ \t]*:[ \t]*\\?\"([a-z0-9+/]{8,}={0,2})\\?\""),
+        ("auth",),
+        group=1,
+        validate=lambda v: _basic_credentials(v),
+        priority=25,
+        lower=True,
+    ),
+    # passwords given on a command line
+    Rule(
+        "cli-password",
+        _rx(
+            r"docker[ \t]+login\b[^\n|;&]*?[ \t](?:-p|--password)(?:[ \t]+|=)"
+            r"(?:\\?[\"'])?([^\s\"'\\]{4,256})"
+        ),
+        ("login",),
+        group=1,
+        validate=lambda v: _cli_password(v),
+        priority=25,
+        lower=True,
+    ),
+    Rule(
+        "cli-password",
+        _rx(
+            # `--password X`, `--db-password=X`: the literal first, so the engine skips to it
+            r"-pass(?:word|wd)?(?:[ \t]+|=)"
+            r"(?:\\?[\"'])?([^\s\"'\\]{4,256})"
+        ),
+        ("pass",),
+        group=1,
+        validate=lambda v: _cli_password(v),
+        priority=25,
+        lower=True,
+    ),
+    Rule(  # `--auth-token X`, `--api-key X`, `--secret X`: a generated value after such a flag
+        "secret-assignment",
+        _rx(
+            r"-(?:token|secret|(?:api|access|secret)-?key)[ \t]+(?:\\?[\"'])?"
+            r"([^\s\"'\\]{10,512})"
+        ),
+        ("toke", "secr", "key"),
+        group=1,
+        validate=lambda v: looks_secret(v),
+        priority=30,
+        lower=True,
+    ),
+    Rule(  # curl -u user:password, --user user:password
+        "cli-password",
+        _rx(
+            r"curl\b[^\n|;&]*?[ \t](?:-[a-z]*u|--user)[ \t]*(?:\\?[\"'])?"
+            r"[^\s:\"'\\]{1,128}:([^\s\"'\\]{4,256})"
+        ),
+        ("curl",),
+        group=1,
+        validate=lambda v: _cli_password(v),
+        priority=25,
+        lower=True,
+    ),
+    Rule(  # sshpass -p X
+        "cli-password",
+        _rx(r"sshpass[ \t]+-p[ \t]*([^\s\"'\\]{4,256})"),
+        ("pass",),  # shared with the names ending in `pass…`
+        group=1,
+        validate=lambda v: _cli_password(v),
+        priority=25,
+        lower=True,
+    ),
+    Rule(  # mysql -pX (no space: with one, -p asks for the password)
+        "cli-password",
+        _rx(r"mysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p([^\s\"'\\]{4,256})"),
+        ("mysql",),
+        group=1,
+        validate=lambda v: _cli_password(v),
+        priority=25,
+        lower=True,
+    ),
     *(
         Rule(
             "secret-assignment",
-            _rx(keyword + _ASSIGN_TAIL),
+            _rx(keyword + "(?:" + _ASSIGN_TAIL + "|" + _LABEL_TAIL + ")"),
             (keyword[:4],),
             group="value",
             priority=40,
@@ -451,12 +461,21 @@ RULES: tuple[Rule, ...] = (
 
 _PUBLIC_NAME = re.compile(r"(?i)public|publishable|pubkey")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+# A value written in prose after a label is held to a stricter standard than one assigned to
+# a variable: prose puts names, paths and identifiers in backticks all the time.
+LABELLED_MIN_LEN = 16
+LABELLED_MIN_ENTROPY = 3.5  # 3.0 for hex, whose alphabet cannot reach more than 4 bits
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_IDENTIFIER = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|[0-9a-f]{40}")
 
 
-def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int] | None:
-    for g in ("v1", "v2", "v3", "v4"):
+def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | None:
+    """The span and detector of the value a secret-ish name is given, or None."""
+    labelled = False
+    for g in ("v1", "v2", "v3", "v4", "l1", "l2", "l3", "l4", "l5"):
         if m.group(g) is not None:
             start, end = m.span(g)
+            labelled = g[0] == "l"
             break
     else:  # pragma: no cover - the regex always sets one
         return None
@@ -465,9 +484,36 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int] | None:
         i -= 1
     if _PUBLIC_NAME.search(text, i, m.start() + 12):
         return None
+    value = text[start:end]
+    named = _named(text, max(text.rfind("\n", 0, i) + 1, i - 80), m.start() + 12, value)
+    if named is not None:
+        return start, end, named
     if m.group("v4") is not None and _code(text, start, end, m.group("sep").strip()):
         return None
-    return (start, end) if looks_secret(text[start:end]) else None
+    if labelled:
+        ok = (
+            looks_secret(value, LABELLED_MIN_LEN)
+            and entropy(value) >= (3.0 if _HEX.fullmatch(value) else LABELLED_MIN_ENTROPY)
+            and not _DOTTED_NAME.fullmatch(value)
+            and not _IDENTIFIER.fullmatch(value)  # a UUID or a commit: prose names them
+        )
+    else:
+        ok = looks_secret(value)
+    return (start, end, "labelled-value" if labelled else "secret-assignment") if ok else None
+
+
+def _named(text: str, start: int, end: int, value: str) -> str | None:
+    """The provider a named value belongs to: a keyword of a NAMED row in the name (or the
+    words just before a label), and the value in that provider's shape."""
+    kw, rows = _named_index()
+    name = _SQUASH.sub("", text[start:end].lower())
+    for k in dict.fromkeys(kw.findall(name)):
+        for row, rx in rows[k]:
+            if rx.fullmatch(value):
+                if is_placeholder(value) or entropy(value) < 3.0:
+                    return None
+                return row.detector
+    return None
 
 
 def _code(text: str, start: int, end: int, sep: str) -> bool:
@@ -483,34 +529,276 @@ def _code(text: str, start: int, end: int, sep: str) -> bool:
     return sep != ":" and _DOTTED_NAME.fullmatch(text, start, end) is not None
 
 
-DETECTORS: tuple[str, ...] = tuple(dict.fromkeys(r.detector for r in RULES))
+def _basic_credentials(value: str) -> bool:
+    """`Basic <base64>` whose payload is `user:password` (printable, a non-empty password)."""
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+        decoded = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    _user, colon, password = decoded.partition(":")
+    return bool(colon and password and decoded.isprintable()) and not is_placeholder(password)
 
 
-def _fingerprint() -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    for r in RULES:
-        h.update(f"{r.detector}\0{r.regex.pattern}\0{r.triggers}\0{r.group}\0".encode())
-    return h.hexdigest()[:16]
+_SHELL_REF = re.compile(r"[$%]|\{\{")
 
 
-# Which rules redacted a memory (its redaction stamp records this): changes with any rule.
-RULES_VERSION = _fingerprint()
+def _cli_password(value: str) -> bool:
+    """A password given on a command line is a secret by place: anything but a reference to
+    one (`$PASS`, `%PASS%`, `{{ secret }}`), a placeholder, or the next option."""
+    if value.startswith("-") or _SHELL_REF.search(value):
+        return False
+    if len(value) < 6 or is_placeholder(value):
+        return False
+    if value.isalpha() and not _MIXED_CASE.search(value):
+        return False  # `--password secret`, `--password File`: words, not passwords
+    return not _PATHLIKE.match(value)
+
+
+# --- provider tokens: the table in funes.secrets.providers -----------------------------------
+#
+# One regex pass (the gate) finds the places where a provider token can be: a separator
+# followed by a run of random-looking characters (`_`, `-`, `.`, `=`, `/` — every prefixed
+# token has one), or one of the few prefixes with no separator. From each place the start of
+# the token it sits in is found by walking back over token characters, and only the rows whose
+# prefix begins there are tried (a dict lookup on the first characters). Clean text costs the
+# gate pass and nothing else.
+
+# Every top-level branch starts with a literal character: the regex engine then skips to the
+# next possible first character in C instead of trying the pattern at every position.
+_AN16 = "[A-Za-z0-9]{16}"
+_GATE = re.compile(
+    "|".join(
+        [
+            # AWS key ids (the old cased rules), then prefixes with no separator after them
+            r"A(?:KIA|SIA|BIA|CCA|3T|Iza|T[AC]TT3|TBB|KCp|BSK|QVN|3-[A-Z0-9]{6}-|AAAAAAAAA)",
+            r"PRIVATE KEY",
+            # a separator, then a run that looks generated
+            r"_(?:[A-Za-z0-9]{16}|[A-Za-z0-9_-]{20})",
+            r"-(?:[A-Za-z0-9]{16}|[A-Za-z0-9_-]{20}|us\d{1,2}(?![A-Za-z0-9]))",
+            # `.ey…` is a JWT payload, `.slack.com/` a webhook; base64 bodies need not hold
+            # 16 letters in a row
+            r"\.(?:ey[A-Za-z0-9_-]{8}|slack\.com/|atlasv1\.|[A-Za-z0-9_+/=-]{20}"
+            r"|[A-Za-z0-9]{16}|[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})",
+            *(c + _AN16 for c in ("/", "=", r"\+")),
+            r":(?:AA[A-Za-z0-9_-]{33}|[A-Za-z0-9]{16})",
+            r"~[A-Za-z0-9_.-]{20}",
+            r"LTAI[A-Za-z0-9]{20}",
+            r"L[1-9A-HJ-NP-Za-km-z]{51}",
+            r"E(?:Z[AT]K[A-Za-z0-9]{20}|AA[ACM][A-Za-z0-9_-]{20})",
+            r"S(?:K[0-9a-fA-F]{32}|[A-Z2-7]{55})",
+            r"YC[A-Za-z0-9_-]{38}",
+            r"GR1348941",
+            r"Q~",
+            r"5[HJK][1-9A-HJ-NP-Za-km-z]{49}",
+            r"K[1-9A-HJ-NP-Za-km-z]{51}",
+        ]
+    )
+)
+# Prefixes that start with a lowercase letter and no separator are too common a first
+# character for the gate; they are looked for with `in` on the lowered text.
+_LOWER_PREFIXES = ("eyjrijoi", "dapi", "4b1d", "cmvmdgtu", "glc_", "prv")
+
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.~+/=:")
+_START_AFTER = frozenset("./=+~:")  # a token may also start right after one of these
+_MAX_BACK = 400
+
+
+class _Row:
+    """A provider row, its regex compiled the first time a token could be one (most never
+    are: compiling them all would cost every short-lived command its start-up time)."""
+
+    __slots__ = ("_regex", "detector", "min_entropy", "pattern", "priority", "validate")
+
+    def __init__(self, p: Provider) -> None:
+        prefixes = "|".join(re.escape(x) for x in sorted(p.prefixes, key=len, reverse=True))
+        self.pattern = f"(?:{prefixes})(?P<b>{p.body})(?!{p.tail})"
+        self.detector = p.detector
+        self.min_entropy = p.min_entropy
+        self.priority = p.priority
+        self.validate = _VALIDATORS.get(p.detector)
+        self._regex: re.Pattern[str] | None = None
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        if self._regex is None:
+            self._regex = re.compile(self.pattern)
+        return self._regex
+
+
+def _row(p: Provider) -> _Row:
+    return _Row(p)
+
+
+_VALIDATORS: dict[str, Validator] = {
+    "stellar-secret-seed": lambda v: crypto.stellar_seed(v),
+    "bitcoin-private-key": lambda v: crypto.bitcoin_wif(v),
+    "bip32-extended-private-key": lambda v: crypto.extended_private_key(v),
+}
+
+_CRYPTO: tuple[Provider, ...] = (
+    Provider("stellar-secret-seed", "S", "[A-Z2-7]{55}", min_entropy=0.0),
+    Provider(
+        "bitcoin-private-key", ("5H", "5J", "5K"), "[1-9A-HJ-NP-Za-km-z]{49}", min_entropy=0.0
+    ),
+    Provider("bitcoin-private-key", ("K", "L"), "[1-9A-HJ-NP-Za-km-z]{51}", min_entropy=0.0),
+    Provider(
+        "bip32-extended-private-key",
+        ("xprv", "tprv", "yprv", "zprv", "Yprv", "Zprv"),
+        "[1-9A-HJ-NP-Za-km-z]{107}",
+        min_entropy=0.0,
+    ),
+)
+
+
+def _build() -> tuple[dict[str, list[_Row]], list[tuple[str, _Row]]]:
+    by_prefix: dict[str, list[_Row]] = {}
+    anywhere: list[tuple[str, _Row]] = []  # (marker in the token, row) for prefix-less rows
+    markers = {
+        "terraform-cloud-token": ".atlasv1.",
+        "mailchimp-api-key": "-us",
+        "dropbox-long-lived-token": "AAAAAAAAAA",
+    }
+    for p in (*PROVIDERS, *_CRYPTO):
+        row = _row(p)
+        if not p.prefixes[0]:
+            anywhere.append((markers[p.detector], row))
+            continue
+        for prefix in p.prefixes:
+            by_prefix.setdefault(prefix[:2], []).append(row)
+    return by_prefix, anywhere
+
+
+_BY_PREFIX, _ANYWHERE = _build()
+_TELEGRAM = re.compile(r"(?P<b>\d{8,10}:AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])")
+_SQUASH = re.compile(r"[^a-z0-9]")  # `new-york-times`, `NEW_YORK_TIMES`: one name
+_NAMED_INDEX: list[tuple[re.Pattern[str], dict[str, list[tuple[Named, re.Pattern[str]]]]]] = []
+
+
+def _named_index() -> tuple[re.Pattern[str], dict[str, list[tuple[Named, re.Pattern[str]]]]]:
+    """(a regex of every NAMED keyword, keyword → its rows), built on first use."""
+    if not _NAMED_INDEX:
+        rows: dict[str, list[tuple[Named, re.Pattern[str]]]] = {}
+        for n in NAMED:
+            rx = re.compile(n.value)
+            for k in n.keywords:
+                rows.setdefault(_SQUASH.sub("", k), []).append((n, rx))
+        kw = re.compile("|".join(sorted(map(re.escape, rows), key=len, reverse=True)))
+        _NAMED_INDEX.append((kw, rows))
+    return _NAMED_INDEX[0]
+
+
+_SEPARATOR = re.compile(r"[./=+~:]")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_.~+/=:-]*")
+
+
+def _providers(text: str, hits: list[int], cands: list[tuple[int, int, int, str]]) -> None:
+    """Provider-table findings around the gate's hits (positions in ``text``)."""
+    tried: set[int] = set()
+    done = 0  # token characters before this were walked already
+    by_prefix = _BY_PREFIX
+    for p in hits:
+        if p < done:
+            continue
+        s = p
+        lo = max(done, p - _MAX_BACK)
+        while s > lo and text[s - 1] in _TOKEN_CHARS:
+            s -= 1
+        e = _TOKEN_RUN.match(text, p, p + _MAX_BACK).end()  # type: ignore[union-attr]
+        done = e  # the whole token is handled now: later hits inside it are skipped
+        starts = [s, *(m.end() for m in _SEPARATOR.finditer(text, s, e))]
+        if s > 0 and text[s - 1] == "\\" and text[s : s + 1] in ("n", "r", "t"):
+            starts.append(s + 1)  # right after a JSON-escaped newline
+        for q in starts:
+            rows = by_prefix.get(text[q : q + 2])
+            one = by_prefix.get(text[q : q + 1])
+            if (rows or one) and q not in tried and _token_start(text, q):
+                tried.add(q)
+                for row in (*(rows or ()), *(one or ())):
+                    _try(row, text, q, cands)
+        token = text[s:e]
+        for marker, row in _ANYWHERE:
+            if marker in token:
+                for q in starts:
+                    _try(row, text, q, cands)
+        if ":AA" in token:
+            for q in starts:
+                m = _TELEGRAM.match(text, q)
+                if m and entropy(m.group("b")) >= 3.0:
+                    cands.append((m.start(), m.end(), 10, "telegram-bot-token"))
+
+
+def _token_start(text: str, q: int) -> bool:
+    """No identifier character before ``q`` (the ``n`` of an escaped ``\\n`` does not count)."""
+    if q == 0:
+        return True
+    c = text[q - 1]
+    if not (c.isascii() and (c.isalnum() or c == "_")):
+        return True
+    return c in "nrt" and q > 1 and text[q - 2] == "\\"
+
+
+def _try(row: _Row, text: str, q: int, cands: list[tuple[int, int, int, str]]) -> None:
+    m = row.regex.match(text, q)
+    if m is None:
+        return
+    body = m.group("b")
+    if row.validate is not None:
+        if not row.validate(text[q : m.end()]):
+            return
+    elif (
+        # a short body cannot reach much entropy, a hex one even less
+        entropy(body)
+        < min(row.min_entropy, (0.6 if _HEX.fullmatch(body) else 0.7) * math.log2(len(body) + 1))
+        or "xxxx" in body.lower()
+        or len(set(body)) <= 3
+    ):
+        return
+    cands.append((q, m.end(), row.priority, row.detector))
+
+
+# --- mnemonics ----------------------------------------------------------------------------
+
+_MNEMONIC_LABELS = ("mnemonic", "seed", "phrase", "wallet")
+_MNEMONIC_BEFORE, _MNEMONIC_AFTER = 200, 600
+# Twelve short words in a row: the cheap test a window must pass before its words are looked
+# up one by one.
+_TWELVE_WORDS = re.compile(r"(?:[a-z]{3,8}(?:[\s,;\"'`|*.):-]|\\[nrt]|\d)+){11}[a-z]{3,8}")
+
+
+def _mnemonics(lowered: str, cands: list[tuple[int, int, int, str]]) -> None:
+    """12–24 BIP39 words in a row near a word that says what they are (a seed phrase, a
+    mnemonic, a wallet)."""
+    spans: set[tuple[int, int]] = set()
+    for label in _MNEMONIC_LABELS:
+        i = lowered.find(label)
+        n = 0
+        while i >= 0 and n < 16:
+            a, b = max(0, i - _MNEMONIC_BEFORE), i + _MNEMONIC_AFTER
+            if _TWELVE_WORDS.search(lowered, a, b):
+                spans.update(crypto.mnemonic_spans(lowered, a, b))
+            i = lowered.find(label, b)
+            n += 1
+    cands.extend((s, e, 5, "bip39-mnemonic") for s, e in spans)
+
+
+DETECTORS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        [r.detector for r in RULES]
+        + ["labelled-value"]
+        + [p.detector for p in PROVIDERS]
+        + [p.detector for p in _CRYPTO]
+        + ["telegram-bot-token", "bip39-mnemonic"]
+        + [n.detector for n in NAMED]
+    )
+)
+
 
 _CASED = tuple(r for r in RULES if not r.lower)
 _LOWERED = tuple(r for r in RULES if r.lower)
-# One search decides whether any case-sensitive rule can match at all. Every cased rule's
-# match contains one of these branches (the tests check it on every seeded secret); each
-# branch starts with a character that is rare in prose and code, so the scan is quick.
-_CASED_GATE = re.compile(
-    r"A(?:KIA|SIA|BIA|CCA|3T|Iza)"  # AWS key ids, Google API keys
-    r"|_[A-Za-z0-9]{20}"  # ghp_ gho_ ghu_ ghs_ ghr_ github_pat_ hf_ npm_ lin_api_ sk_live_
-    r"|-[A-Za-z0-9_-]{20}"  # sk- sk-proj- sk-ant- sk-or-v1- glpat- xoxb- xapp- pypi-
-    r"|\.ey[A-Za-z0-9_-]{8}"  # the payload of a JWT
-    r"|\.slack\.com/"
-    r"|PRIVATE KEY"
-)
 
 
 def _lower(text: str) -> str:
@@ -524,29 +812,32 @@ def _lower(text: str) -> str:
 _WINDOW_BEFORE, _WINDOW_AFTER, _MAX_WINDOWS = 64, 16, 64
 
 
-def _cased_rules(text: str) -> list[Rule]:
-    """The case-sensitive rules worth running on ``text``.
-
-    Their triggers are looked for only near where the gate matched — a few hundred
-    characters instead of the whole text — unless the gate matched so often (a base64 blob)
-    that checking the whole text once is cheaper.
-    """
-    windows: list[str] = []
-    for m in _CASED_GATE.finditer(text):
-        if len(windows) == _MAX_WINDOWS:
-            hay = text
-            break
-        windows.append(text[max(0, m.start() - _WINDOW_BEFORE) : m.end() + _WINDOW_AFTER])
+def _gate(text: str) -> tuple[list[Rule], list[int]]:
+    """One pass of the gate: the case-sensitive rules worth running on ``text`` (their
+    triggers are looked for only near the hits — unless there are so many hits, a base64
+    blob, that checking the whole text once is cheaper) and the hit positions."""
+    hits = [m.start() for m in _GATE.finditer(text)]
+    if not hits:
+        return [], hits
+    if len(hits) > _MAX_WINDOWS:
+        hay = text
     else:
-        if not windows:
-            return []
-        hay = "\0".join(windows)
-    return _triggered(_CASED_T, hay)
+        hay = "\0".join(text[max(0, p - _WINDOW_BEFORE) : p + _WINDOW_AFTER + 16] for p in hits)
+    return _triggered(_CASED_T, hay), hits
 
 
 def _triggered(rules: tuple[tuple[Rule, str, tuple[str, ...]], ...], hay: str) -> list[Rule]:
-    """Rules with a trigger in ``hay`` (the hot path: a plain ``in`` for one-trigger rules)."""
-    return [r for r, one, many in rules if (one in hay if one else any(t in hay for t in many))]
+    """Rules with a trigger in ``hay``; each distinct trigger is looked for once (the hot
+    path: a plain ``in`` per trigger)."""
+    seen: dict[str, bool] = {}
+
+    def has(t: str) -> bool:
+        found = seen.get(t)
+        if found is None:
+            found = seen[t] = t in hay
+        return found
+
+    return [r for r, one, many in rules if (has(one) if one else any(has(t) for t in many))]
 
 
 def _indexed(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, str, tuple[str, ...]], ...]:
@@ -560,21 +851,33 @@ _LOWERED_T = _indexed(_LOWERED)
 def find(text: str) -> list[Finding]:
     """Every secret in ``text``: sorted, non-overlapping spans (overlaps merged)."""
     cands: list[tuple[int, int, int, str]] = []
-    rules = [(r, text) for r in _cased_rules(text)]
+    cased, hits = _gate(text)
+    rules = [(r, text) for r in cased]
     lowered = _lower(text)
+    for pfx in _LOWER_PREFIXES:
+        i = lowered.find(pfx)
+        while i >= 0:
+            hits.append(i - 1 if pfx == "prv" else i)  # xprv, tprv, …
+            i = lowered.find(pfx, i + 1)
+    hits.sort()
+    if hits:
+        _providers(text, hits, cands)
     rules += [(r, lowered) for r in _triggered(_LOWERED_T, lowered)]
     for rule, hay in rules:
         for m in rule.regex.finditer(hay):
             if rule.group == "value":
-                span = _assignment_value(text, m)
-                if span is None:
+                found = _assignment_value(text, m)
+                if found is None:
                     continue
-                s, e = span
+                s, e, detector = found
             else:
                 s, e = m.span(rule.group)
                 if s >= e or (rule.validate is not None and not rule.validate(text[s:e])):
                     continue
-            cands.append((s, e, rule.priority, rule.detector))
+                detector = rule.detector
+            cands.append((s, e, rule.priority, detector))
+    if any(label in lowered for label in _MNEMONIC_LABELS):
+        _mnemonics(lowered, cands)
     if not cands:
         return []
     cands.sort()

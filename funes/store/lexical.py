@@ -24,10 +24,11 @@ crash leaves either the old index or the new one. Segments are never modified af
 written. Terms are stored as 64-bit BLAKE2b hashes (no vocabulary to load: a query looks its
 terms up with a binary search in memory-mapped arrays).
 
-Terms come from redacted text only: every document is passed through the built-in secret
-redaction before it is tokenized, whatever its source (a `funes-write` of unredacted chunks, a
-copied memory, a catch-up from the table). An unsalted hash of a token would otherwise let
-anyone holding the index confirm a guessed secret. Redacting redacted text changes nothing.
+Terms come from redacted text only: the writer (:mod:`funes.store.memory`) masks every
+document block by block with the built-in detectors before it reaches this index, whatever its
+source (a `funes-write` of unredacted chunks, a copied memory, a catch-up from the table). An
+unsalted hash of a token would otherwise let anyone holding the index confirm a guessed secret.
+Masking redacted text changes nothing.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ from pathlib import Path
 
 import numpy as np
 
-from funes.secrets import redact
 from funes.store.tokenize import query_tokens, tokenize
 
 K1 = 1.5
@@ -335,7 +335,7 @@ class LexicalIndex:
     def add_pending(self, ids: Sequence[str], texts: Iterable[str]) -> None:
         """Index documents in memory only (a reader catching up with the table)."""
         if len(ids):
-            self.pending.append(Segment.build(ids, [tokenize(redact(_head(t))) for t in texts]))
+            self.pending.append(Segment.build(ids, [tokenize(_head(t)) for t in texts]))
 
     def append(self, ids: Sequence[str], texts: Iterable[str]) -> None:
         """Add documents as a new segment (merged per the tiered policy); not yet committed."""

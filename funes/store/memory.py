@@ -389,7 +389,7 @@ class MemoryWriter:
                 ids.discard(c.id)
             raise
         self.memory.reload()
-        self.memory.lexical.append([c.id for c in new], [c.text for c in new])
+        self.memory.lexical.append([c.id for c in new], _lexical_texts(new))
         self.memory.lexical.commit(self.memory.version)
         return len(new)
 
@@ -411,7 +411,7 @@ class MemoryWriter:
         m.execute(data)
         self.memory.reload()
         self.memory.lexical.delete([*gone, *(c.id for c in chunks)])
-        self.memory.lexical.append([c.id for c in chunks], [c.text for c in chunks])
+        self.memory.lexical.append([c.id for c in chunks], _lexical_texts(chunks))
         self.memory.lexical.commit(self.memory.version)
         if self._ids is not None:
             self._ids.difference_update(gone)
@@ -592,6 +592,23 @@ def chunks_to_arrow(chunks: Sequence[Chunk], memory: Memory) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=sch)
 
 
+def _lexical_texts(chunks: Sequence[Chunk]) -> list[str]:
+    """What the lexical index may see of ``chunks``: their text with every secret the built-in
+    detectors find masked, block by block (a secret cut by a split is found whole), so no
+    term hash is ever computed from a secret — whoever wrote the rows."""
+    rows = [
+        {"session_id": c.session_id, "turn_uuid": c.turn_uuid, "block_idx": c.block_idx,
+         "split_idx": c.split_idx, "text": c.text}
+        for c in chunks
+    ]  # fmt: skip
+    return _masked(rows)
+
+
+def _masked(rows: list[dict[str, Any]]) -> list[str]:
+    redaction.mask_rows(rows)
+    return [r["text"] or "" for r in rows]
+
+
 def _catch_up(memory: Memory, lex: LexicalIndex, persist: bool) -> tuple[int, int]:
     """Index table rows the lexical index lacks; mask index entries the table lost."""
     import pyarrow as pa
@@ -608,13 +625,15 @@ def _catch_up(memory: Memory, lex: LexicalIndex, persist: bool) -> tuple[int, in
             lex.delete(extra.to_pylist(), persist=False)
     if len(missing):
         want = missing.to_pylist()
+        cols = ["id", "session_id", "turn_uuid", "block_idx", "split_idx", "text"]
         if len(want) <= 1000:
-            t = memory._scan(["id", "text"], sql_in("id", want))
+            t = memory._scan(cols, sql_in("id", want))
         else:
-            t = memory._scan(["id", "text"])
+            t = memory._scan(cols)
             t = t.filter(pc.is_in(t.column("id"), value_set=pa.array(want, pa.utf8())))
-        ids = [str(x) for x in t.column("id").to_pylist()]
-        texts = [x or "" for x in t.column("text").to_pylist()]
+        rows = t.to_pylist()
+        ids = [str(r["id"]) for r in rows]
+        texts = _masked(rows)
         if persist:
             lex.append(ids, texts)
         else:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from funes.chunking import stitch
-from funes.secrets import RULES_VERSION, find
+from funes.secrets import RULES_VERSION
 
 if TYPE_CHECKING:
     from funes.store.memory import Memory
@@ -92,6 +92,8 @@ def mask_pieces(pieces: Sequence[str]) -> list[str]:
     for p in pieces[1:]:
         block = stitch(block, p)
         offsets.append(len(block) - len(p))
+    from funes.secrets import find
+
     found = find(block)
     if not found:
         return list(pieces)
