@@ -154,12 +154,12 @@ def everything_served(mem: Path) -> bytes:
     assert r.returncode == 0, r.stderr
     out.append(r.stdout + r.stderr)
     for fmt in ("agent", "human"):
-        r = run_cmd("funes", "get", SID, f"{SID[:8]}-turn-0000", "--window", "100000",
+        r = run_cmd("funes", "get", SID, f"{SID[:8]}-turn-0000", "--window", "1000",
                     "--format", fmt, "--memory", mem)  # fmt: skip
         assert r.returncode == 0, r.stderr
         out.append(r.stdout + r.stderr)
     memories = mcp_server.Memories(str(mem))
-    out.append(mcp_server.get(memories, SID, f"{SID[:8]}-turn-0000", 100000).encode())
+    out.append(mcp_server.get(memories, SID, f"{SID[:8]}-turn-0000", 1000).encode())
     for q in QUERIES:
         out.append(mcp_server.recall(memories, q, k=20).encode())
     return b"\n".join(out)
