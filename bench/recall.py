@@ -36,6 +36,7 @@ from bench._common import (
     NOW,
     ROOT,
     Context,
+    loadavg,
     log,
     queries,
     standin_reranker,
@@ -289,8 +290,10 @@ def run(ctx: Context) -> dict[str, Any]:
                                    "commit": _commit(builds["baseline"])}  # fmt: skip
             out["this_commit"] = _commit(ROOT)
             runs = 3 if ctx.quick else 5
+            load0 = loadavg()
             res["cold_process"] = cold_commands(path, texts, builds, runs)
             res["mcp_first_recall"] = mcp_first_recall(path, texts[0], builds, runs)
+            out["cold_starts_run"] = {"load_start": load0, "load_end": loadavg()}
         out[str(n)] = res
     out["hook_return"] = hook_return(ctx, 9 if ctx.quick else 21)
     out["hook_return"]["median_ms"] = out["hook_return"]["p50_ms"]
