@@ -93,6 +93,7 @@ def summary(r: subprocess.CompletedProcess[bytes]) -> dict[str, str]:
     return dict(kv.split("=") for kv in line.split()[1:])
 
 
+@pytest.mark.slow
 def test_indexing_a_session_twice_writes_nothing_the_second_time(private_home: Path) -> None:
     src = write_claude(private_home, "sess-a", 12)
     first = summary(index(src))
@@ -105,6 +106,7 @@ def test_indexing_a_session_twice_writes_nothing_the_second_time(private_home: P
     assert summary(index(src))["chunks"] == "0"
 
 
+@pytest.mark.slow
 def test_grown_session_adds_only_its_new_turns(private_home: Path) -> None:
     src = write_claude(private_home, "sess-g", 6)
     summary(index(src))
@@ -121,6 +123,7 @@ def test_grown_session_adds_only_its_new_turns(private_home: Path) -> None:
     assert {r["seq"] for r in rows} == {6, 7, 8}
 
 
+@pytest.mark.slow
 def test_deleting_the_memory_and_reindexing_rebuilds_the_same_ids(private_home: Path) -> None:
     import shutil
 
@@ -133,6 +136,7 @@ def test_deleting_the_memory_and_reindexing_rebuilds_the_same_ids(private_home: 
     assert stored_ids() == ids
 
 
+@pytest.mark.slow
 def test_sweep_indexes_known_roots_tier_by_tier_and_is_incremental(private_home: Path) -> None:
     write_claude(private_home, "sess-s", 9)
     write_codex(private_home, "cdx-s", 6)
@@ -180,6 +184,7 @@ def many_sessions(home: Path, n: int, turns: int = 30) -> Path:
     return home / ".claude"
 
 
+@pytest.mark.slow
 def test_two_index_runs_at_once_leave_no_duplicates_and_one_clear_message(
     private_home: Path,
 ) -> None:
@@ -209,6 +214,7 @@ def test_two_index_runs_at_once_leave_no_duplicates_and_one_clear_message(
     assert summary(index(root))["chunks"] == "0"
 
 
+@pytest.mark.slow
 def test_killed_run_then_rerun_gives_the_ids_of_an_uninterrupted_run(
     private_home: Path, tmp_path: Path
 ) -> None:
@@ -243,6 +249,7 @@ def test_killed_run_then_rerun_gives_the_ids_of_an_uninterrupted_run(
     assert sorted(b.decode() for b in mem.lexical.ids()) == want
 
 
+@pytest.mark.slow
 def test_index_embeds_behind_and_backfill_completes(private_home: Path) -> None:
     src = write_claude(private_home, "sess-e", 3)
     r = index(src)

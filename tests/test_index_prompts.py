@@ -48,6 +48,7 @@ def run_on_a_terminal(
     return p.returncode, out, seen.decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_a_sweep_past_its_budget_asks_on_a_terminal_and_declining_says_what_is_left(
     private_home: Path,
 ) -> None:

@@ -59,6 +59,7 @@ def test_paraphrase_pair_scores_higher_than_unrelated_pair() -> None:
     assert cos(a, b) > cos(a, c) + 0.3
 
 
+@pytest.mark.slow
 def test_answering_passage_outranks_distractors_on_real_text() -> None:
     """Each labelled eval-dev question against its answering passage and 20 other passages of
     the same session: the answer should usually come first (measured: 19 of 26 first, 25 of 26

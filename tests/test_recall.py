@@ -104,6 +104,7 @@ def test_absent_topic_gets_the_weak_evidence_line(sample_memory: Path) -> None:
     assert "LRU" in strong.split("---")[0]
 
 
+@pytest.mark.slow
 def test_newer_of_two_equal_passages_ranks_first_but_old_exact_answers_survive(
     tmp_path: Path,
 ) -> None:

@@ -201,6 +201,7 @@ def scrub(mem: Path, *args: str, env: dict[str, str] | None = None) -> Any:
 # ---------------------------------------------------------------------------- index
 
 
+@pytest.mark.slow
 def test_index_stores_and_serves_no_seeded_secret(private_home: Path, tmp_path: Path) -> None:
     path, values = seeded_session(private_home)
     assert len(set(values.values())) == len(KINDS)
@@ -240,6 +241,7 @@ def copy_memory(src: Path, dst: Path) -> Path:
     return dst
 
 
+@pytest.mark.slow
 @pytest.mark.needs_scanner
 def test_scrub_removes_every_seeded_value_from_the_memory_directory(
     unredacted: tuple[Path, dict[str, str], dict], tmp_path: Path
@@ -505,6 +507,7 @@ def _wait(cond: Any, timeout: float = 60.0) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 @pytest.mark.parametrize("point", ["scan-dir-made", "scanner-running", "rewriting"])
 def test_kill_9_during_scrub_leaves_no_plaintext_outside_the_memory_and_next_run_sweeps_it(
