@@ -229,9 +229,14 @@ def test_killed_run_then_rerun_gives_the_ids_of_an_uninterrupted_run(
             [str(BIN / "funes"), "index", "--no-embed", str(root), "--memory", str(crashed)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
         )  # fmt: skip
+        # kill once a batch of rows is committed (a second table version: rows are committed
+        # in batches of thousands, state after them), so the run is really cut mid-way
+        versions = crashed / "chunks.lance" / "_versions"
         deadline = time.monotonic() + 30
-        while not (crashed / "state.json").exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        while time.monotonic() < deadline and (
+            not versions.is_dir() or len(list(versions.glob("*.manifest"))) < 2
+        ):
+            time.sleep(0.01)
         time.sleep(delay)
         p.send_signal(signal.SIGKILL)
         p.wait()

@@ -103,12 +103,12 @@ def test_identical_tool_outputs_collapse_into_one_hit_with_their_places(memory: 
 
 
 def test_the_same_memory_and_question_rank_the_same_every_time(memory: Path) -> None:
-    first = query(memory, QUESTION, "-k", "8")
+    first = jsonl(query(memory, QUESTION, "-k", "8").stdout)
     for _ in range(2):
-        again = query(memory, QUESTION, "-k", "8")
-        assert [(h["id"], h["score"]) for h in jsonl(again.stdout)] == [
-            (h["id"], h["score"]) for h in jsonl(first.stdout)
-        ]
+        again = jsonl(query(memory, QUESTION, "-k", "8").stdout)
+        assert [h["id"] for h in again] == [h["id"] for h in first]
+        # vectors are batch-independent to 1e-5, so a score may move in its sixth decimal
+        assert [h["score"] for h in again] == pytest.approx([h["score"] for h in first], abs=1e-5)
 
 
 @pytest.mark.parametrize("damage", ["missing", "not json", "wrong features"])
