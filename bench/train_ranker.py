@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.quality import EVAL, NOW, WORK, answers  # noqa: E402
+from bench.quality import EVAL, NOW, WORK, answers, summarize  # noqa: E402
 
 LABELLED = ROOT / "bench" / "labelled"
 WEIGHTS = ROOT / "funes" / "data" / "ranker.json"
@@ -370,12 +370,8 @@ def summary(outcomes: Sequence[tuple[Sample, int | None, bool]]) -> dict[str, fl
     ranks = [r for s, r, _ in outcomes if s.q["kind"] != "absent"]
     weak_abs = [w for s, _, w in outcomes if s.q["kind"] == "absent"]
     weak_ans = [w for s, _, w in outcomes if s.q["kind"] != "absent"]
-    n = len(ranks) or 1
     return {
-        "n": len(ranks),
-        "hit@1": sum(r == 0 for r in ranks) / n,
-        "hit@5": sum(r is not None and r < 5 for r in ranks) / n,
-        "mrr@10": sum(0 if r is None else 1 / (r + 1) for r in ranks) / n,
+        **summarize(ranks),
         "weak_on_absent": float(np.mean(weak_abs)) if weak_abs else float("nan"),
         "weak_on_answerable": float(np.mean(weak_ans)) if weak_ans else float("nan"),
     }
