@@ -417,7 +417,10 @@ class Searcher:
                 w = 1.0
             else:
                 w = recency_weight(r.get("ts"), now, q.half_life)
-            scored.append((rel * w, rel, w, r))
+            # × the query's answerable probability (the same for every hit: the order stays):
+            # a score says how good the evidence is, so weak evidence never prints score=0.9,
+            # and hits of several memories merge by how well each memory answers
+            scored.append((rel * w * (p_answer if p_answer is not None else 1.0), rel, w, r))
         scored.sort(key=lambda s: (-s[0], pos[s[3]["id"]]))
         kept, dups = _collapse(scored, q.k)
 

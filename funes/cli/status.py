@@ -92,7 +92,7 @@ def render(st: Status, models: dict[str, str | None]) -> str:
     lines.append(
         f"reranking: on ({rr})"
         if rr
-        else "reranking: off (no cross-encoder installed; ranked by fusion)"
+        else "reranking: off (no cross-encoder installed; ranked by the learned second stage)"
     )
     lines.append(f"vector search: {'ANN index' if st.ann_index else 'exact (flat)'}")
     lines.append(f"disk: {st.disk_bytes / 1e6:.1f} MB")
