@@ -238,6 +238,24 @@ def aims(s: dict[str, Any]) -> list[str]:
             f"| storage per chunk (table + lexical index, after optimize) | ≤ 2.3 KB "
             f"| {'; '.join(parts)} | {ok(main_v, 2300)} | storage |"
         )
+    lab = g(s.get("quality", {}), "sets", "labelled")
+    learned = g(lab, "systems", "funes (learned, cross-validated)")
+    if learned:
+        a = learned["all"]
+        rows.append(
+            f"| recall quality on unseen transcripts (labelled set, {lab['questions']} questions, "
+            f"cross-validated by repository) | hit@1 ≥ 0.45, hit@5 ≥ 0.70, MRR@10 ≥ 0.55 "
+            f"| **hit@1 {a['hit@1']:.2f}, hit@5 {a['hit@5']:.2f}, MRR@10 {a['mrr@10']:.2f}** "
+            f"(pool ceiling {lab['pool_ceiling']:.2f}) "
+            f"| {'✅' if a['hit@1'] >= 0.45 and a['hit@5'] >= 0.7 and a['mrr@10'] >= 0.55 else '❌'} "
+            f"| quality |"
+        )
+        wa, wn = learned["weak_on_absent"], learned["weak_on_answerable"]
+        rows.append(
+            f"| absent questions flagged weak / answerable wrongly flagged (same set) "
+            f"| ≥ 80 % / ≤ 10 % | **{wa:.0%} / {wn:.0%}** "
+            f"| {'✅' if wa >= 0.8 and wn <= 0.1 else '❌'} | quality |"
+        )
     if hook:
         rows.append(
             f"| hook return time (`hooks/funes-index.sh` fed a Stop payload) | < 100 ms "
