@@ -21,7 +21,6 @@ by the caller by pool order) and a few milliseconds a query.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 import math
 import os
@@ -116,7 +115,6 @@ class Model:
     v_b: float
     threshold: float
     rerank_weight: float
-    digest: str
 
     def score(self, x: np.ndarray) -> np.ndarray:
         """Candidate logits for a feature matrix (rows = candidates)."""
@@ -149,7 +147,6 @@ class Model:
             vec(d["mean"], n), scale, vec(d["w"], n), float(d["b"]),
             vec(v["mean"], m), v_scale, vec(v["w"], m), float(v["b"]),
             float(v["threshold"]), float(d.get("rerank_weight", 1.0)),
-            hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12],
         )  # fmt: skip
 
 
