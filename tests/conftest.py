@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -52,6 +53,22 @@ def run_cmd(
         timeout=120,
         check=False,
     )
+
+
+def load_bench_secrets() -> ModuleType:
+    """bench/secret_detection.py as a module, loaded once by path (its name would shadow the
+    stdlib `secrets` module if imported as a package member)."""
+    import importlib.util
+
+    name = "funes_bench_secrets"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, REPO / "bench" / "secret_detection.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def jsonl(data: bytes) -> list[dict[str, Any]]:

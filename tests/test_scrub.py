@@ -6,34 +6,19 @@ means gone from every byte under the memory directory, not just from query resul
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import random
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import REPO, jsonl, run_cmd, write_jsonl
+from conftest import jsonl, load_bench_secrets, run_cmd, write_jsonl
 
 SCRUB_BUSY = "funes: another funes memory operation is in progress; retry once it finishes\n"
 
 
-def _load_bench() -> ModuleType:
-    # Loaded by path: the file's name shadows the stdlib `secrets` module.
-    name = "funes_bench_secrets"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "bench" / "secret_detection.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-bench = _load_bench()
+bench = load_bench_secrets()
 # The end-to-end tests embed every block, so they carry the detectors of the original set and
 # one in six of the provider table (tests/test_secrets_providers.py checks every row, and
 # tests/test_hostile_secrets.py indexes every kind lexically).

@@ -10,11 +10,10 @@ import hashlib
 import json
 import random
 import re
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, load_bench_secrets
 
 from funes.secrets import DETECTORS, find, redact
 from funes.secrets.providers import (
@@ -26,22 +25,7 @@ from funes.secrets.providers import (
     gitleaks_coverage,
 )
 
-
-def _load_bench():  # type: ignore[no-untyped-def]
-    import importlib.util
-
-    name = "funes_bench_secrets"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "bench" / "secret_detection.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-bench = _load_bench()
+bench = load_bench_secrets()
 RNG = random.Random(17)
 
 
