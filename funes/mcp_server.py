@@ -95,6 +95,10 @@ class Memories:
 
     def search(self, memory: str | None, query: "Query") -> "Result":
         """Run a Query on the memory's Searcher (models loaded on first use, then reused)."""
+        with _LOADING:
+            return self._search(memory, query)
+
+    def _search(self, memory: str | None, query: "Query") -> "Result":
         from funes.hub.spec import parse_many
         from funes.models import load_embedder, load_reranker
         from funes.retrieval import MultiSearcher, Searcher
@@ -119,6 +123,12 @@ class Memories:
             return MultiSearcher(many).search(query)
 
 
+# Held while models and memories load or search: a first call arriving during the warm-up
+# waits for it instead of importing numpy/onnxruntime from a second thread at the same time
+# (seen: "partially initialized module numpy._core._multiarray_umath").
+_LOADING = threading.RLock()
+
+
 def warm(memories: Memories) -> None:
     """Load what a first recall needs (models, the default memory, its lexical segments and
     the ONNX sessions' first run). Best-effort: a missing memory or model is for the first
@@ -127,9 +137,10 @@ def warm(memories: Memories) -> None:
     from funes.retrieval import Query
 
     try:
-        load_embedder()
-        load_reranker()
-        memories.search(None, Query("warm up", k=1, neighbors=0))
+        with _LOADING:
+            load_embedder()
+            load_reranker()
+            memories.search(None, Query("warm up", k=1, neighbors=0))
     except Exception as e:  # the first real call reports it properly
         log.debug("warm-up stopped: %s", e)
 
