@@ -1,6 +1,6 @@
 """Turns → chunks: elide `data:` payloads, render, split, id; and `stitch` to reassemble.
 
-Reference §3, all lengths in Unicode code points. Ids depend only on coordinates —
+All lengths are in Unicode code points. Ids depend only on coordinates —
 sha1(`session:turn:block_idx:split_idx`)[:16] — never on text, so re-chunking the same
 transcript, or a grown one, reproduces every old id.
 """
@@ -48,7 +48,7 @@ def tier_of(block_type: str) -> str:
 
 
 def elide_data_uris(text: str) -> str:
-    """Replace inline `data:…;base64,<payload>` payloads with `[elided]` (reference §3.1)."""
+    """Replace inline `data:…;base64,<payload>` payloads with `[elided]`."""
     if _B64_MARK not in text:
         return text
     out: list[str] = []

@@ -1,4 +1,4 @@
-"""The stdio MCP server: `recall`, `get` and `status` over the user's memories (reference §8).
+"""The stdio MCP server: `recall`, `get` and `status` over the user's memories.
 
 Each tool returns the same text the CLI prints in its agent format, so an agent reads one
 format whether it shells out or calls a tool. A tool never fails the protocol for a user error:
@@ -75,7 +75,7 @@ MEMORY_HELP = (
 class Memories:
     """The memories this server reads, by resolved path, each with one cached Searcher.
 
-    Precedence per call (reference §8): a non-blank tool ``memory`` argument, then the server's
+    Precedence per call: a non-blank tool ``memory`` argument, then the server's
     ``--memory``, then the default local memory.
     """
 

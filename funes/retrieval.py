@@ -7,12 +7,12 @@ structure, leg ranks and scores, term coverage and text cues, cross-validated by
 bench/); a cross-encoder, when installed, re-scores the head of that order as one more signal.
 Passages with the same normalised text collapse into one hit that lists the other places.
 
-Recency is a gentle prior (design §3.3): a relevance is multiplied by
+Recency is a gentle prior: a relevance is multiplied by
 ``1 − α·(1 − 0.5^(age/half_life))``, so the oldest evidence loses at most α (10 %) — enough
 to put the newer of two equal passages first, never enough to bury an exact old answer under
 a loosely related fresh one.
 
-The verdict (design §3.4) comes from a second logistic model over query-level signals (the
+The verdict comes from a second logistic model over query-level signals (the
 best score and its margin, the best cosine, question terms the memory never saw, agreement of
 the top sessions): its probability that the memory holds the answer is exposed as
 ``answerable``, and below the cross-validated threshold the evidence is called weak.
@@ -247,7 +247,7 @@ class Result:
     note: str = ""  # one-line notices for the output (a remote read from cache, offline, …)
 
     def records(self) -> list[dict[str, Any]]:
-        """Hit records (design §2), or one miss record when there are no hits."""
+        """Hit records (docs/records.md), or one miss record when there are no hits."""
         if not self.hits:
             miss: dict[str, Any] = {"kind": "miss", "v": 1, "memory": self.memory}
             miss.update(verdict="weak", query=self.query.text)

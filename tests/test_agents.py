@@ -1,5 +1,5 @@
-"""`funes add` / `funes remove` per agent (reference §7), run as a user would, against fake agent
-CLIs on PATH that record their argv and print the absent-markers of §7."""
+"""`funes add` / `funes remove` per agent, run as a user would, against fake agent
+CLIs on PATH that record their argv and print the markers the real CLIs print for an absent entry."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chunking (reference §3): elision, rendering, splitting, ids, tiers, stitching."""
+"""Chunking: elision, rendering, splitting, ids, tiers, stitching."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """`funes index` end to end, run as a user would: incremental, idempotent, one writer,
-crash-safe. Transcripts are generated here in Claude Code and Codex formats (reference §1.1,
-§1.2)."""
+crash-safe. Transcripts are generated here in Claude Code and Codex formats."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The record contract (design §2): canonical JSON that round-trips byte for byte."""
+"""The record contract (docs/records.md): canonical JSON that round-trips byte for byte."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Claude Code transcripts (reference §1.1): one fixture per format quirk."""
+"""Claude Code transcripts: one fixture per format quirk."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Codex rollouts (reference §1.2): one fixture per format quirk."""
+"""Codex rollouts: one fixture per format quirk."""
 
 from __future__ import annotations
 

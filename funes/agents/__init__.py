@@ -1,4 +1,4 @@
-"""Wiring coding agents to funes: hook scripts, config merges, MCP registration (design §1).
+"""Wiring coding agents to funes: hook scripts, config merges, MCP registration.
 
 One module per agent (``claude``, ``codex``, ``hermes``, ``pi``) with ``add(ctx, result)``,
 ``remove(ctx, result)`` and ``status(ctx)``; what they share is in ``_common``. Everything an

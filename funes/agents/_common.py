@@ -25,8 +25,8 @@ from funes.errors import FunesError
 AGENTS = ("claude", "codex", "hermes", "pi")
 INDEX_SCRIPT = "funes-index.sh"
 PUSH_SCRIPT = "funes-push.sh"
-# A hook entry is funes' iff its command names one of these (reference §7.3, push kept so an
-# install by the reference implementation is recognised and replaced).
+# A hook entry is funes' iff its command names one of these (the push script is kept so
+# an install by the reference implementation is recognised and replaced).
 SCRIPT_NAMES = ("funes-index.sh", "funes-push.sh")
 CLI_TIMEOUT = 120
 
@@ -170,7 +170,7 @@ def sync_push_script(ctx: Context, dest: Path) -> bool:
 
 def quote(field_: str) -> str:
     """A double-quoted command field: backslash and double quote escaped, ``$`` kept so the
-    hook runner can expand ``${CLAUDE_PLUGIN_ROOT}`` (reference §7.3)."""
+    hook runner can expand ``${CLAUDE_PLUGIN_ROOT}``."""
     return '"' + field_.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -209,7 +209,7 @@ def has_funes_hooks(doc: dict[str, Any]) -> bool:
 
 
 def merge_hooks(doc: dict[str, Any], desired: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """Reference §7.3: drop funes groups from every event, append the desired ones, delete the
+    """Drop funes groups from every event, append the desired ones, delete the
     events that this emptied. Everything else keeps its place and value."""
     if not desired and "hooks" not in doc:
         return doc

@@ -1,4 +1,4 @@
-"""Asking an agent's own CLI a question grounded in recalled passages (reference §10).
+"""Asking an agent's own CLI a question grounded in recalled passages.
 
 What `funes ask` needs to know about the agents it can ask, and nothing about memories:
 

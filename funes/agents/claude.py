@@ -1,5 +1,6 @@
 """Claude Code: a hooks-only plugin (Stop per turn, SessionEnd; with a Hub memory bound, a push
-on SessionStart and SessionEnd) plus the MCP server at user scope (reference §7.2). funes never edits ``~/.claude/settings.json``.
+on SessionStart and SessionEnd) plus the MCP server at user scope.
+funes never edits ``~/.claude/settings.json``.
 
 The plugin lives in a one-plugin marketplace under ``~/.funes/integrations/claude-plugin/``;
 ``claude plugin install`` is a no-op for an installed plugin, so a changed plugin is

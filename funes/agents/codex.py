@@ -1,5 +1,5 @@
 """Codex: the index hook on ``Stop`` in ``~/.codex/hooks.json`` and the MCP server through
-``codex mcp add`` (reference §7.3). Codex has no session-end event; Stop fires every turn.
+``codex mcp add``. Codex has no session-end event; Stop fires every turn.
 funes does not edit ``~/.codex/config.toml`` (Codex writes its own MCP entry there).
 """
 

@@ -1,8 +1,8 @@
 """Hermes: shell hooks in ``~/.hermes/config.yaml`` (``post_llm_call`` per completed turn,
 ``on_session_finalize``), their consent entries in ``~/.hermes/shell-hooks-allowlist.json``, and
-the MCP server as ``mcp_servers.funes`` in the same config (reference §7.4, indexing beta).
+the MCP server as ``mcp_servers.funes`` in the same config (indexing is beta).
 
-Unlike the reference, funes writes ``mcp_servers.funes`` itself instead of running ``hermes mcp
+Unlike the reference implementation, funes writes ``mcp_servers.funes`` itself instead of running ``hermes mcp
 add``: that command rewrites config.yaml through its YAML dumper (the user's comments and layout
 go) and stops on an interactive prompt. The entry is what ``hermes mcp add`` writes (``command``,
 ``args``). Hermes passes no transcript path to hooks; the hook indexes ``~/.hermes/state.db``.

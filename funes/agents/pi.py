@@ -1,6 +1,6 @@
-"""pi: an extension package in ``~/.funes/integrations/pi/`` installed with ``pi install DIR``
-(reference §7.5). It gives pi the ``recall`` and ``get`` tools (a bridge to ``funes mcp``) and,
-beyond the reference, indexes on pi's ``agent_end`` event by running the same hook script, and
+"""pi: an extension package in ``~/.funes/integrations/pi/`` installed with ``pi install DIR``.
+It gives pi the ``recall`` and ``get`` tools (a bridge to ``funes mcp``) and,
+beyond the reference implementation, indexes on pi's ``agent_end`` event by running the same hook script, and
 with a Hub memory bound publishes it on ``session_shutdown`` (``scripts/funes-push.sh``).
 """
 

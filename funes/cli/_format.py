@@ -1,6 +1,6 @@
 """Output formats shared by the CLI and the MCP server.
 
-The *agent* formats of `recall` and `get` are a byte-stable contract (reference §5.4–5.5):
+The *agent* formats of `recall` and `get` are a byte-stable contract (docs/funes-recall.md, docs/funes-get.md):
 agents that know funes read them unchanged. The human rendering of `get` is not a contract.
 """
 

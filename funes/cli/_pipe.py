@@ -1,6 +1,6 @@
 """What every plumbing command shares: reading JSONL records, reporting bad lines, exiting.
 
-Contract (design §2): a line that is not valid JSON, or misses a required field, is reported
+Contract (docs/records.md): a line that is not valid JSON, or misses a required field, is reported
 on stderr with its line number and skipped; exit 0 when everything was processed, 1 when any
 line was skipped; ``--strict`` makes the first bad line fatal.
 """

@@ -86,7 +86,7 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def first_index(agent: str, memory: str | None, skip: bool, yes: bool) -> None:
-    """Offer the budgeted, text-first index of the agent's sessions (reference §6.3)."""
+    """Offer the budgeted, text-first index of the agent's sessions."""
     from funes.sources import known_roots
 
     cmd = f"funes index --harness {agent}" + (f" --memory {memory}" if memory else "")

@@ -1,5 +1,5 @@
 """`funes ask claude|codex QUESTION… [--memory M] [--anyway]`: an answer from an agent's own
-CLI, grounded in what recall finds in the memory (reference §10).
+CLI, grounded in what recall finds in the memory.
 
 Order: the agent is on PATH (its `--version` runs while recall does, and must succeed); the
 memory is readable (no offline fallback); recall runs in process with fixed parameters (k 8,

@@ -1,5 +1,5 @@
 """`funes curate MEMORY [OWNER/REPO] [--include S…] [--exclude S…] [--yes]`: choose which of
-this machine's sessions a project memory gets (reference §9.3, docs/hub.md).
+this machine's sessions a project memory gets (docs/hub.md).
 
 Without decisions on a terminal, a short review: each pending session with a preview of its
 prompts, answered y (include) / n (exclude) / s (skip) / q (stop). Off a terminal (or with

@@ -120,7 +120,7 @@ def _main(args: argparse.Namespace) -> int:
 
 def _hub_targets(args: list[str]) -> tuple[list[str], list[Any]]:
     """Split PATH arguments into local paths and the shards of Hub trace datasets (a path that
-    exists locally always wins; reference §6.5)."""
+    exists locally always wins)."""
     if all(os.path.exists(os.path.expanduser(a)) for a in args):
         return args, []
     from funes.hub import traces

@@ -1,5 +1,5 @@
-"""Sharing memories through the Hugging Face Hub (design §1: push, remote memories, caching,
-the dataset card). huggingface_hub is imported only inside the functions that talk to the Hub,
+"""Sharing memories through the Hugging Face Hub: push, remote memories, caching,
+the dataset card. huggingface_hub is imported only inside the functions that talk to the Hub,
 so `funes --help` and local recall never load it.
 
 - :mod:`funes.hub.spec` — what a ``--memory`` names (local dir or Hub dataset) and its states;

@@ -1,4 +1,4 @@
-"""The dataset card (`README.md`) of a root memory (reference §9.4).
+"""The dataset card (`README.md`) of a root memory.
 
 funes writes a card only where there is none, and afterwards refreshes only the region between
 `<!-- funes:stats -->` and `<!-- /funes:stats -->`. A card without both markers (in order) is

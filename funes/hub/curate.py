@@ -1,4 +1,4 @@
-"""Project memories: a Hub memory that ships only the sessions you reviewed (reference §9.3).
+"""Project memories: a Hub memory that ships only the sessions you reviewed.
 
 A remote whose Lance schema metadata carries ``project`` (``owner/repo``, the repo identity of
 the sessions it collects) is a **project memory**; every other remote is personal and gets every

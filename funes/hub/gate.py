@@ -1,4 +1,4 @@
-"""The publish gate (reference §9.5, use 2): nothing leaves this machine unscanned.
+"""The publish gate: nothing leaves this machine unscanned.
 
 The rows to send are grouped into their blocks (session, turn, block index); each block is
 rebuilt whole from *all* its stored pieces (so a key split across two chunks is seen whole),

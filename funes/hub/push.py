@@ -144,7 +144,7 @@ def push(
     from funes.hub.curate import remote_project, selection_for
 
     selection = selection_for(spec, remote_project(info), local)
-    if selection is not None:  # a project memory: only the sessions curated in (§9.3)
+    if selection is not None:  # a project memory: only the sessions curated in
         candidates, report.project = selection.ship, selection.project
         report.pending_review = len(selection.pending(pushed_before))
     if info.state is State.READY and pushed_before is not None and set(candidates) <= pushed_before:
@@ -274,7 +274,7 @@ def _guard(
     yes: bool,
     confirm: Confirm | None,
 ) -> None:
-    """The wrong-memory guard (reference §9.2 step 7): pushing a memory that shares no chunk
+    """The wrong-memory guard: pushing a memory that shares no chunk
     with the remote is confirmed first — unless this run just created the repo."""
     if yes or report.created_repo or shared or pushed_before:
         return

@@ -1,4 +1,4 @@
-"""Push receipts: which chunk ids this host has published to which remote (reference §4.6).
+"""Push receipts: which chunk ids this host has published to which remote.
 
 `$FUNES_HOME/pushed/<sanitized-uri>`: sorted ids, one per line, written atomically (temp +
 rename) under an exclusive lock on `pushed/.locks/<same-name>`. A receipt lets `funes push` say

@@ -1,11 +1,11 @@
-"""Memory specs: what `--memory`, the MCP `memory` argument and hooks name (reference §5.1).
+"""Memory specs: what `--memory`, the MCP `memory` argument and hooks name.
 
     local | (blank)              the default local memory ($FUNES_HOME/memory)
     ./dir, /abs/dir, ~/dir       a local memory directory
     owner/name[/prefix]          a Hub dataset (unless a local path of that name exists)
     hf://datasets/owner/name[/prefix]
 
-We differ from the reference in one place: a relative path that exists locally is read as that
+We differ from the reference implementation in one place: a relative path that exists locally is read as that
 directory, not as a Hub repo (`--memory team/kb` after `cd` into a checkout that holds it).
 Several memories are named with commas: `local,owner/team`.
 """
@@ -26,7 +26,7 @@ _URI = re.compile(rf"^hf://datasets/({_NAME})/({_NAME})((?:/[A-Za-z0-9._-]+)*)/?
 
 
 class State(Enum):
-    """What a memory is right now (reference §5.2)."""
+    """What a memory is right now."""
 
     READY = "ready"  # holds an index we can read
     EMPTY = "empty"  # exists (dir or repo) but holds no index yet
@@ -119,11 +119,12 @@ def is_remote(spec: str | os.PathLike[str] | None) -> bool:
 
 
 def sanitize(uri: str) -> str:
-    """A file name for a URI: every char not ASCII-alphanumeric, `-` or `.` → `_` (§4.6)."""
+    """A file name for a URI: every char not ASCII-alphanumeric, `-` or `.` → `_`."""
     return re.sub(r"[^A-Za-z0-9.-]", "_", uri)
 
 
-# One line per state, for errors and notes (reference §5.2 wording where it has one).
+# One line per state, for errors and notes (the reference implementation's wording where it
+# has one).
 
 
 def state_message(spec: MemorySpec, state: State, detail: str = "") -> str:

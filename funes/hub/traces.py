@@ -1,4 +1,4 @@
-"""Agent-trace datasets on the Hub as index units (reference §2.2).
+"""Agent-trace datasets on the Hub as index units.
 
 A dataset of agent traces (one row per session, the parquet contract of
 :mod:`funes.sources.parquet`) is read through the Hub's own parquet conversion: the
@@ -45,7 +45,7 @@ class TraceDataset:
 
 def target(arg: str) -> str | None:
     """The ``OWNER/NAME`` an index argument names on the Hub, or None when it names a local
-    path (one that exists always wins, reference §6.5) or nothing a dataset could be."""
+    path (one that exists always wins) or nothing a dataset could be."""
     if os.path.exists(os.path.expanduser(arg)):
         return None
     if arg.startswith(("/", ".", "~")):

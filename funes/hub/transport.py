@@ -18,7 +18,7 @@ from typing import Any
 from funes.errors import FunesError
 from funes.hub.spec import MemorySpec, State
 
-PROBE_TIMEOUT = 5.0  # seconds: the reachability probe (reference §5.2)
+PROBE_TIMEOUT = 5.0  # seconds: the reachability probe
 REPO_TYPE = "dataset"
 
 
@@ -89,7 +89,7 @@ def offline_error(exc: BaseException) -> bool:
 
 
 def probe(spec: MemorySpec, timeout: float = PROBE_TIMEOUT) -> RemoteInfo:
-    """One request: repo info at `main` with file metadata → the memory's state (§5.2)."""
+    """One request: repo info at `main` with file metadata → the memory's state."""
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
     try:

@@ -1,4 +1,4 @@
-"""Passages from someone else's memory are untrusted input (reference §14.13: prompt
+"""Passages from someone else's memory are untrusted input (prompt
 injection). Recall fences them and flags spans that read like instructions to the agent.
 
     <<<untrusted passage from owner/name

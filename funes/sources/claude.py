@@ -1,7 +1,6 @@
 """Claude Code transcripts: `~/.claude/projects/<munged-cwd>/<session>.jsonl` (+ sub-agents).
 
-Reference §1.1. Kept: `user` and `assistant` records. Roles are carried faithfully (design
-§3.8): a `user` record holding only tool results is role `tool` (as in Codex and pi), and an
+Kept: `user` and `assistant` records. Roles are carried faithfully: a `user` record holding only tool results is role `tool` (as in Codex and pi), and an
 `isMeta` record (text Claude Code injects, not typed by the user) is role `meta`. Sidechain
 records are indexed; sub-agent files are their own sessions (`agent-<hash>`).
 

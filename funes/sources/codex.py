@@ -1,6 +1,6 @@
 """Codex rollouts: `~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl`.
 
-Reference §1.2. Each line is an envelope `{timestamp, type, payload}`; every kept
+Each line is an envelope `{timestamp, type, payload}`; every kept
 `response_item` is its own turn, with the synthesized id `<session>-<seq>` so a grown log keeps
 its ids. Roles are verbatim (`developer` messages are kept as `developer`); tool outputs are
 role `tool`. Encrypted reasoning is never read — only the reasoning summaries.

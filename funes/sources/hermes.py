@@ -1,6 +1,6 @@
 """Hermes: `~/.hermes/state.db` (SQLite, WAL) and the per-session `~/.hermes/sessions/*.jsonl`.
 
-Reference §1.4 for the database. It is opened read-only (a `mode=ro` URI, so funes can never
+The database is opened read-only (a `mode=ro` URI, so funes can never
 write it) and read in one transaction, so a Hermes process appending meanwhile is neither
 blocked nor seen half-way. Columns are probed, not assumed: older schemas lack
 `sessions.cwd`, `messages.reasoning_content`, `messages.tool_name`, and a missing one reads

@@ -1,4 +1,4 @@
-"""Agent-traces parquet files: one row per session (reference §2.1).
+"""Agent-traces parquet files: one row per session.
 
 Columns: `session_id` and `messages` (a list of JSON-encoded OpenAI-style chat messages,
 chronological) are required; `sent_at` (ts of every turn of the row), `harness` (the stored

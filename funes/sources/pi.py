@@ -1,6 +1,6 @@
 """pi sessions: `~/.pi/agent/sessions/--<munged-cwd>--/<timestamp>_<uuid>.jsonl`.
 
-Reference §1.3, with these deliberate differences (design §3.8):
+Differences from the reference implementation, all deliberate:
 
 - a user message whose `content` is a plain string is kept (the reference drops it);
 - a numeric timestamp (epoch milliseconds) becomes ISO-8601 UTC (`…T21:20:35.055Z`) so recency

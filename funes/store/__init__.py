@@ -1,5 +1,5 @@
 """The memory store: the LanceDB table, its model stamp, the lexical index, the writer lock and
-the indexing state (design §1). Importing this package is cheap; lancedb loads on open.
+the indexing state. Importing this package is cheap; lancedb loads on open.
 
     from funes.store import open_memory
     mem = open_memory()                          # or open_memory("/path/to/memory")

@@ -1,11 +1,11 @@
 """`funes index` as a library call: parse → chunk (redacted) → skip stored ids → write → embed.
 
-Lexical-first (design decision 11): chunks are appended without vectors and are lexically
+Lexical-first: chunks are appended without vectors and are lexically
 searchable as soon as their batch commits (every :data:`FLUSH_SECONDS` or
 :data:`FLUSH_CHUNKS`); vectors are filled in behind by :func:`backfill`, in the same run or in
 a detached `funes index --backfill`.
 
-Two kinds of run (reference §6.3, §6.4):
+Two kinds of run:
 
 - **explicit paths** are indexed in full, all tiers per file, in path order;
 - **a sweep** (no path: every known agent root, or one harness's) is tier-major — text of

@@ -1,6 +1,6 @@
 """One writer per memory: an advisory `flock` on `<memory>/store.lock`.
 
-LanceDB `merge_insert` from two processes silently duplicates rows (measured, reference §16), so
+LanceDB `merge_insert` from two processes silently duplicates rows (measured), so
 every write — appends, vector backfill, deletes, compaction, index builds — happens under this
 lock. The lock lives inside the memory directory so two memories (`--memory A`, `--memory B`)
 never block each other; the file is created if missing and never truncated or removed (removing

@@ -1,6 +1,6 @@
 """A memory: one LanceDB table of chunks plus its lexical index, in one directory.
 
-    <memory>/chunks.lance/   the LanceDB table `chunks` (reference §4.2 schema, model stamp)
+    <memory>/chunks.lance/   the LanceDB table `chunks` (schema and model stamp below)
     <memory>/lexical/        the BM25 segments (funes.store.lexical)
     <memory>/state.json      which transcript files are indexed (funes.store.state)
     <memory>/store.lock      the writer lock (funes.store.lock)
@@ -11,7 +11,7 @@ commit, or is between the two right now) the reader indexes the missing rows in 
 every committed row is lexically searchable. Writers (:meth:`Memory.writer`) take the lock,
 persist that catch-up, and keep the two in step from then on.
 
-Lexical-first (design decision 11): rows are appended with a null vector and searchable by
+Lexical-first: rows are appended with a null vector and searchable by
 text at once; :meth:`MemoryWriter.backfill` fills vectors in behind.
 """
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 DIM = 384
 MODEL_KEY = "embedding_model"
 
-# Column order is load-bearing (reference §4.2): readers of the reference format rely on it.
+# Column order is load-bearing: readers of the reference implementation's format rely on it.
 COLUMNS = (
     "id", "text", "session_id", "workdir", "turn_uuid", "parent_uuid", "seq", "ts", "role",
     "block_type", "tool_name", "source_path", "block_idx", "split_idx", "vector", "harness",

@@ -1,6 +1,6 @@
 """Where funes keeps its files: `$FUNES_HOME` and the memory directories under it.
 
-Design decision 10: `$FUNES_HOME`, else the platformdirs user data dir for `funes`. Every layer
+`$FUNES_HOME`, else the platformdirs user data dir for `funes`. Every layer
 that needs a path under the home asks here, so tests that set `FUNES_HOME` move everything.
 """
 
@@ -30,7 +30,7 @@ def default_memory_dir() -> Path:
 def memory_dir(spec: str | os.PathLike[str] | None = None) -> Path:
     """The directory of a local memory: ``--memory DIR`` as given, else the default one.
 
-    ``local`` and an empty spec mean the default memory (reference §5.1).
+    ``local`` and an empty spec mean the default memory.
     """
     if spec is None or str(spec).strip() in ("", "local"):
         return default_memory_dir()

@@ -8,7 +8,7 @@ nothing, so an upgrade that learns new kinds of secret masks them at serve time 
 next ``funes scrub``. Any other write of new rows (``funes-write`` of chunks made with
 ``funes-chunk --no-redact``, a copy of someone else's table) removes the stamp, because the
 new rows were not seen by us. Recall and get mask the built-in detectors' findings in the
-text they serve from a memory without a stamp (design decision 9).
+text they serve from a memory without a stamp.
 
 Masking works on whole blocks: a secret that straddles a split is found in the reassembled
 block and masked in each piece that holds part of it, so no piece leaks a head or a tail.

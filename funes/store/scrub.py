@@ -1,6 +1,6 @@
 """`funes scrub`: find secrets already stored in a memory and take them out for good.
 
-Reference §9.6, with our layers: every stored block is reassembled from its pieces (§3.6),
+Every stored block is reassembled from its pieces (`funes.chunking.reassemble`),
 redacted with the built-in detectors, then scanned by the external scanner (fail-closed); what
 the scanner still finds is replaced by ``[REDACTED:<detector>]`` where it can say where, and
 the result is scanned again. A block is **redacted** when that leaves it clean: its rows are
@@ -279,7 +279,7 @@ def _excise(text: str, spans: Sequence[tuple[tuple[int, int], str]]) -> str:
 
 def resplit(template: dict[str, Any], text: str) -> list[Chunk]:
     """The chunks of a redacted block: ``text`` split afresh, ids from the block's
-    coordinates (reference §3.6) — what chunking the redacted block would have produced."""
+    coordinates — what chunking the redacted block would have produced."""
     sid, turn, bidx = template["session_id"], template["turn_uuid"], int(template["block_idx"])
     return [
         Chunk(

@@ -1,4 +1,4 @@
-"""Which transcript files a memory has indexed, and how far (reference §6.1).
+"""Which transcript files a memory has indexed, and how far.
 
 `<memory>/state.json` maps a unit key (the file's absolute path) to the file signature it was
 indexed at (`size:mtime`) and the highest tier indexed: a unit is current for a run at tier T

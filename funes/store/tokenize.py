@@ -1,4 +1,4 @@
-"""The code-aware tokenizer of the lexical index (design §3.5).
+"""The code-aware tokenizer of the lexical index.
 
 A *word* is a run of word characters that may be joined by ``. - / : _ @`` (so
 ``src/store/lock.py``, ``std::vec::Vec``, ``--no-thinking``, ``E0502`` and ``a1b2c3d`` are one

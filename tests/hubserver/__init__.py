@@ -1,4 +1,4 @@
-"""A loopback Hugging Face Hub for tests (reference §15). See server.py."""
+"""A loopback Hugging Face Hub for tests. See server.py."""
 
 from hubserver.server import HubServer, RequestRecord
 

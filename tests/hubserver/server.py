@@ -1,7 +1,7 @@
 """A small Hub-compatible HTTP server on 127.0.0.1 for the push / remote-recall tests.
 
 It speaks the subset of the Hugging Face Hub API that huggingface_hub 2.x uses for repo
-creation, commits, listing and downloads (reference §15): whoami, create repo (409 if it
+creation, commits, listing and downloads: whoami, create repo (409 if it
 exists), settings, repo info (`sha`, `private`, `siblings`), preupload (always `regular`, so the
 LFS/xet paths are never taken), NDJSON commits with base64 files and `parentCommit` (412 when it
 is not the head), recursive tree listing, commits, paths-info, refs (with the `converts` of a
