@@ -446,6 +446,55 @@ def cli_error(argv: list[str], proc: subprocess.CompletedProcess[str]) -> str:
     return f"`{shell_join(argv)}` failed (exit {proc.returncode}){tail}"
 
 
+def cli_says_present(argv: list[str]) -> bool | None:
+    """Whether an agent's "get" command (``claude mcp get funes``) finds the thing: it exits 0.
+    None when the CLI is not on PATH (cannot tell)."""
+    proc = run_cli(argv, timeout=60)
+    return None if proc is None else proc.returncode == 0
+
+
+def register_mcp(
+    ctx: Context,
+    res: Result,
+    key: str,
+    argv: list[str],
+    registered: Callable[[], bool | None],
+    replace: list[str] | None = None,
+    scope: str = "",
+) -> None:
+    """Register funes' MCP server through the agent's own CLI (``argv``, e.g. ``codex mcp add
+    funes -- …``), unless the agent already has it and funes registered this same command (noted
+    in ``Registrations`` under ``key``). ``replace`` is run first, its outcome ignored, for a CLI
+    whose add refuses a name that exists; ``scope`` is said after "registered"."""
+    reg = Registrations(ctx)
+    if registered() and reg.get(key) == argv:
+        res.did(f"MCP server funes already registered{scope}", False)
+        return
+    if replace is not None:
+        run_cli(replace)
+    proc = run_cli(argv)
+    if proc is not None and proc.returncode != 0:
+        res.problem(cli_error(argv, proc))
+        return
+    reg.set(key, argv)
+    res.did(f"ran: {shell_join(argv)}")
+
+
+def unregister(
+    res: Result, argv: list[str], marker: str, present: Callable[[], bool | None] | None
+) -> None:
+    """Run one of the agent's remove commands (``codex mcp remove funes``): done when it
+    succeeds or the thing is not there (see ``gone``); left to the user when the CLI is not on
+    PATH."""
+    proc = run_cli(argv)
+    if proc is None:
+        res.todo(shell_join(argv))
+    elif not gone(proc, marker, present):
+        res.problem(cli_error(argv, proc))
+    elif proc.returncode == 0:
+        res.did(f"ran: {shell_join(argv)}")
+
+
 class Registrations:
     """What funes registered through an agent's CLI (``~/.funes/integrations/registered.json``),
     so a second `add` with nothing changed does not register again."""

@@ -22,16 +22,18 @@ from funes.agents._common import (
     Registrations,
     Result,
     cli_error,
-    gone,
+    cli_says_present,
     hook_command,
     hook_script,
     mcp_args,
     prune_dirs,
     push_script,
+    register_mcp,
     remove_file,
     remove_tree,
     run_cli,
     shell_join,
+    unregister,
     which,
     write_if_changed,
 )
@@ -49,6 +51,8 @@ DESCRIPTION = "Index each Claude Code turn into the local funes memory."
 ABSENT_MCP = 'No MCP server named "funes"'
 ABSENT_PLUGIN = f'Plugin "{PLUGIN}" not found'
 ABSENT_MARKETPLACE = f"Marketplace '{MARKETPLACE}' not found"
+GET_MCP = ["claude", "mcp", "get", "funes"]
+REMOVE_MCP = ["claude", "mcp", "remove", "funes", "-s", "user"]
 
 
 def root(ctx: Context) -> Path:
@@ -125,7 +129,7 @@ def mcp_command(ctx: Context) -> list[str]:
 
 def mcp_registered(ctx: Context) -> bool | None:
     """Ask Claude Code whether ``funes`` is registered with this command; None: no CLI."""
-    proc = run_cli(["claude", "mcp", "get", "funes"], timeout=60)
+    proc = run_cli(GET_MCP, timeout=60)
     if proc is None:
         return None
     if proc.returncode != 0:
@@ -165,7 +169,7 @@ def add(ctx: Context, res: Result) -> None:
     install = ["claude", "plugin", "install", PLUGIN]
     mcp = mcp_command(ctx)
     if which("claude") is None:
-        for argv in (marketplace, install, ["claude", "mcp", "remove", "funes", "-s", "user"], mcp):
+        for argv in (marketplace, install, REMOVE_MCP, mcp):
             res.todo(shell_join(argv))
         res.did("claude is not on PATH: plugin and MCP registration left to you", False)
         return
@@ -184,42 +188,30 @@ def add(ctx: Context, res: Result) -> None:
         res.did(f"ran: {shell_join(marketplace)}; {shell_join(install)}")
     else:
         res.did(f"plugin {PLUGIN} already installed", False)
-    if mcp_registered(ctx) and reg.get("claude-mcp") == mcp:
-        res.did("MCP server funes already registered (user scope)", False)
-        return
-    run_cli(["claude", "mcp", "remove", "funes", "-s", "user"])
-    proc = run_cli(mcp)
-    if proc is not None and proc.returncode != 0:
-        res.problem(cli_error(mcp, proc))
-        return
-    reg.set("claude-mcp", mcp)
-    res.did(f"ran: {shell_join(mcp)}")
+    register_mcp(
+        ctx,
+        res,
+        "claude-mcp",
+        mcp,
+        lambda: mcp_registered(ctx),
+        replace=REMOVE_MCP,
+        scope=" (user scope)",
+    )
 
 
 def mcp_present() -> bool | None:
     """Whether Claude Code has any MCP server named funes (None: cannot tell)."""
-    proc = run_cli(["claude", "mcp", "get", "funes"], timeout=60)
-    return None if proc is None else proc.returncode == 0
+    return cli_says_present(GET_MCP)
 
 
 def remove(ctx: Context, res: Result) -> None:
     steps: list[tuple[list[str], str, Callable[[], bool | None] | None]] = [
-        (["claude", "mcp", "remove", "funes", "-s", "user"], ABSENT_MCP, mcp_present),
+        (REMOVE_MCP, ABSENT_MCP, mcp_present),
         (["claude", "plugin", "uninstall", PLUGIN], ABSENT_PLUGIN, lambda: plugin_installed(ctx)),
         (["claude", "plugin", "marketplace", "remove", MARKETPLACE], ABSENT_MARKETPLACE, None),
     ]
-    if which("claude") is None:
-        for argv, _, _ in steps:
-            res.todo(shell_join(argv))
-    else:
-        for argv, marker, present in steps:
-            proc = run_cli(argv)
-            if proc is None:
-                continue
-            if not gone(proc, marker, present):
-                res.problem(cli_error(argv, proc))
-            elif proc.returncode == 0:
-                res.did(f"ran: {shell_join(argv)}")
+    for argv, marker, present in steps:  # without claude on PATH, each is left to the user
+        unregister(res, argv, marker, present)
     reg = Registrations(ctx)
     reg.set("claude-plugin", None)
     reg.set("claude-mcp", None)

@@ -16,8 +16,7 @@ from funes.agents._common import (
     Context,
     Registrations,
     Result,
-    cli_error,
-    gone,
+    cli_says_present,
     has_funes_hooks,
     hook_command,
     hook_script,
@@ -27,17 +26,20 @@ from funes.agents._common import (
     mcp_args,
     merge_hooks,
     prune_dirs,
+    register_mcp,
     remove_file,
     restore_json_user_file,
     run_cli,
     shell_join,
     sync_push_script,
+    unregister,
     which,
     write_json_user_file,
 )
 
 NAME = "codex"
 ABSENT_MCP = "No MCP server named 'funes' found"
+GET_MCP = ["codex", "mcp", "get", "funes", "--json"]
 STATUS = "Indexing turn into funes memory"
 PUSH_STATUS = "Publishing funes memory"
 
@@ -70,7 +72,7 @@ def mcp_command(ctx: Context) -> list[str]:
 
 def mcp_registered(ctx: Context) -> bool | None:
     """Ask Codex whether ``funes`` is registered with this command; None: no CLI."""
-    proc = run_cli(["codex", "mcp", "get", "funes", "--json"], timeout=60)
+    proc = run_cli(GET_MCP, timeout=60)
     if proc is None:
         return None
     if proc.returncode != 0:
@@ -89,8 +91,7 @@ def mcp_registered(ctx: Context) -> bool | None:
 
 def mcp_present() -> bool | None:
     """Whether Codex has any MCP server named funes (None: cannot tell)."""
-    proc = run_cli(["codex", "mcp", "get", "funes", "--json"], timeout=60)
-    return None if proc is None else proc.returncode == 0
+    return cli_says_present(GET_MCP)
 
 
 def manual_block(ctx: Context) -> str:
@@ -123,27 +124,11 @@ def add(ctx: Context, res: Result) -> None:
         res.todo(shell_join(mcp))
         res.did("codex is not on PATH: MCP registration left to you", False)
         return
-    reg = Registrations(ctx)
-    if mcp_registered(ctx) and reg.get("codex-mcp") == mcp:
-        res.did("MCP server funes already registered", False)
-        return
-    proc = run_cli(mcp)
-    if proc is not None and proc.returncode != 0:
-        res.problem(cli_error(mcp, proc))
-        return
-    reg.set("codex-mcp", mcp)
-    res.did(f"ran: {shell_join(mcp)}")
+    register_mcp(ctx, res, "codex-mcp", mcp, lambda: mcp_registered(ctx))
 
 
 def remove(ctx: Context, res: Result) -> None:
-    argv = ["codex", "mcp", "remove", "funes"]
-    proc = run_cli(argv)
-    if proc is None:
-        res.todo(shell_join(argv))
-    elif not gone(proc, ABSENT_MCP, mcp_present):
-        res.problem(cli_error(argv, proc))
-    elif proc.returncode == 0:
-        res.did(f"ran: {shell_join(argv)}")
+    unregister(res, ["codex", "mcp", "remove", "funes"], ABSENT_MCP, mcp_present)
     Registrations(ctx).set("codex-mcp", None)
     path = hooks_file(ctx)
     try:

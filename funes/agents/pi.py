@@ -17,7 +17,6 @@ from funes.agents._common import (
     Registrations,
     Result,
     cli_error,
-    gone,
     hook_script,
     packaged,
     prune_dirs,
@@ -26,6 +25,7 @@ from funes.agents._common import (
     remove_tree,
     run_cli,
     shell_join,
+    unregister,
     which,
     write_if_changed,
 )
@@ -106,14 +106,7 @@ def add(ctx: Context, res: Result) -> None:
 
 
 def remove(ctx: Context, res: Result) -> None:
-    argv = ["pi", "remove", str(root(ctx))]
-    proc = run_cli(argv)
-    if proc is None:
-        res.todo(shell_join(argv))
-    elif not gone(proc, ABSENT, lambda: installed(ctx)):
-        res.problem(cli_error(argv, proc))
-    elif proc.returncode == 0:
-        res.did(f"ran: {shell_join(argv)}")
+    unregister(res, ["pi", "remove", str(root(ctx))], ABSENT, lambda: installed(ctx))
     Registrations(ctx).set("pi", None)
     if remove_tree(root(ctx)):
         res.did(f"deleted {ctx.show(root(ctx))}")

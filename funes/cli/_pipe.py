@@ -47,13 +47,24 @@ RawRecord = tuple[bytes, Record | dict[str, Any]]
 
 def read_records(stream: IO[bytes], bad: BadLines, where: str = "<stdin>") -> Iterator[RawRecord]:
     """Yield (raw line, record) for each usable line; raw keeps the original bytes."""
+    for _, raw, rec in read_numbered(stream, bad, where):
+        yield raw, rec
+
+
+def read_numbered(
+    stream: IO[bytes], bad: BadLines, where: str = "<stdin>"
+) -> Iterator[tuple[int, bytes, Record | dict[str, Any]]]:
+    """Yield (line number, raw line, record) for each usable line, for a command that reports
+    a line it cannot use for its own reasons (``bad.skip(where, lineno, why)``)."""
     for lineno, raw in enumerate(stream, 1):
         if not raw.strip():
             continue
         try:
-            yield raw, loads(raw)
+            rec = loads(raw)
         except RecordError as e:
             bad.skip(where, lineno, str(e))
+            continue
+        yield lineno, raw, rec
 
 
 def open_inputs(stack: ExitStack, files: list[str]) -> list[tuple[IO[bytes], str]]:

@@ -14,12 +14,10 @@ import argparse
 import json
 import sys
 from contextlib import ExitStack
-from typing import IO
 
 from funes.cli._args import Parser
-from funes.cli._pipe import BadLines, run
-from funes.errors import UsageError
-from funes.records import Chunk, RecordError, loads
+from funes.cli._pipe import BadLines, open_inputs, read_numbered, run
+from funes.records import Chunk
 
 PROG = "funes-write"
 BATCH = 4000
@@ -51,26 +49,11 @@ def _main(args: argparse.Namespace) -> int:
     mem = open_memory(args.memory, create=True)
     written = seen = 0
     with ExitStack() as stack:
-        inputs: list[tuple[IO[bytes], str]] = []
-        for f in args.files or ["-"]:
-            if f == "-":
-                inputs.append((sys.stdin.buffer, "<stdin>"))
-            else:
-                try:
-                    inputs.append((stack.enter_context(open(f, "rb")), f))
-                except OSError as e:
-                    raise UsageError(f"cannot read {f}: {e.strerror}") from None
+        inputs = open_inputs(stack, args.files)
         with mem.writer() as w:
             buf: list[Chunk] = []
             for fp, where in inputs:
-                for lineno, raw in enumerate(fp, 1):
-                    if not raw.strip():
-                        continue
-                    try:
-                        rec = loads(raw)
-                    except RecordError as e:
-                        bad.skip(where, lineno, str(e))
-                        continue
+                for lineno, _, rec in read_numbered(fp, bad, where):
                     if not isinstance(rec, Chunk):
                         kind = rec.get("kind") if isinstance(rec, dict) else "turn"
                         bad.skip(where, lineno, f"not a chunk (kind {kind!r})")
