@@ -1,9 +1,10 @@
 """Wiring coding agents to funes: hook scripts, config merges, MCP registration.
 
-One module per agent (``claude``, ``codex``, ``hermes``, ``pi``) with ``add(ctx, result)``,
-``remove(ctx, result)`` and ``status(ctx)``; what they share is in ``_common``. Everything an
-agent reads lives under ``$HOME`` (never ``$FUNES_HOME``); everything is idempotent and keeps
-every byte of the user's own configuration.
+One module per agent (``claude``, ``codex``, ``hermes``, ``pi``), each exposing an ``AGENT``
+(an :class:`Agent`: ``add(ctx, result)``, ``remove(ctx, result)``, ``status(ctx)``) registered
+under the entry-point group ``funes.agents``; nothing else in funes knows the agents' names.
+What they share is in ``_common``. Everything an agent reads lives under ``$HOME`` (never
+``$FUNES_HOME``); everything is idempotent and keeps every byte of the user's own configuration.
 
     from funes.agents import Context, add, remove, default_funes_bin
     res = add("codex", Context(home=Path.home(), funes_bin=default_funes_bin()))
@@ -15,32 +16,26 @@ grounded in recalled passages (`funes ask`).
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import sys
 from pathlib import Path
-from types import ModuleType
 
-from funes.agents._common import AGENTS, ConfigError, Context, Result
-from funes.errors import UsageError
+from funes.agents._common import ConfigError, Context, Result
+from funes.agents._registry import Agent, get, names, registry
 
 __all__ = [
-    "AGENTS",
+    "Agent",
     "ConfigError",
     "Context",
     "Result",
     "add",
     "default_funes_bin",
-    "module",
+    "get",
+    "names",
+    "registry",
     "remove",
 ]
-
-
-def module(agent: str) -> ModuleType:
-    if agent not in AGENTS:
-        raise UsageError(f"unknown agent {agent!r}: choose one of {', '.join(AGENTS)}")
-    return importlib.import_module(f"funes.agents.{agent}")
 
 
 def default_funes_bin() -> str:
@@ -61,11 +56,11 @@ def default_funes_bin() -> str:
 
 def add(agent: str, ctx: Context) -> Result:
     res = Result(agent)
-    module(agent).add(ctx, res)
+    get(agent).add(ctx, res)
     return res
 
 
 def remove(agent: str, ctx: Context) -> Result:
     res = Result(agent)
-    module(agent).remove(ctx, res)
+    get(agent).remove(ctx, res)
     return res

@@ -14,20 +14,22 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from funes.agents._registry import Agent, registry
 from funes.errors import FunesError
 
-AGENTS = ("claude", "codex", "hermes", "pi")
 INDEX_SCRIPT = "funes-index.sh"
 PUSH_SCRIPT = "funes-push.sh"
 # A hook entry is funes' iff its command names one of these (the push script is kept so
 # an install by the reference implementation is recognised and replaced).
 SCRIPT_NAMES = ("funes-index.sh", "funes-push.sh")
+# The lines of the index hook written from the registered agents lie between these.
+AGENT_CASES = (b"\t# agents: begin\n", b"\t# agents: end\n")
 CLI_TIMEOUT = 120
 
 
@@ -147,7 +149,20 @@ def packaged(name: str) -> bytes:
 
 
 def hook_script() -> bytes:
-    return packaged(f"hooks/{INDEX_SCRIPT}")
+    """The index hook script, with a case for each registered agent that names the file to
+    index when its payload names no transcript (``Agent.hook_transcript``)."""
+    return with_agent_cases(packaged(f"hooks/{INDEX_SCRIPT}"), registry().values())
+
+
+def with_agent_cases(script: bytes, agents: Iterable[Agent]) -> bytes:
+    """``script`` with the lines between its ``# agents: begin`` and ``# agents: end`` markers
+    written from ``agents``."""
+    head, begin, rest = script.partition(AGENT_CASES[0])
+    _, end, tail = rest.partition(AGENT_CASES[1])
+    if not begin or not end:
+        return script
+    cases = "".join(f"\t{a.name}) db={a.hook_transcript} ;;\n" for a in agents if a.hook_transcript)
+    return head + begin + cases.encode("utf-8") + end + tail
 
 
 def install_script(dest: Path) -> bool:

@@ -37,6 +37,7 @@ from funes.agents._common import (
     which,
     write_if_changed,
 )
+from funes.agents._registry import Agent
 
 NAME = "claude"
 MARKETPLACE = "huggingface"
@@ -255,3 +256,6 @@ def _commands(hooks_file: Path) -> list[str]:
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return []
+
+
+AGENT = Agent(NAME, add, remove, status)

@@ -36,6 +36,7 @@ from funes.agents._common import (
     which,
     write_json_user_file,
 )
+from funes.agents._registry import Agent
 
 NAME = "codex"
 ABSENT_MCP = "No MCP server named 'funes' found"
@@ -191,3 +192,6 @@ def _features_note(ctx: Context) -> str | None:
     ):
         return "hooks are switched off in ~/.codex/config.toml ([features] hooks = false)"
     return None
+
+
+AGENT = Agent(NAME, add, remove, status)

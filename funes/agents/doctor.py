@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from funes.agents import AGENTS, Context, hooklog, module
+from funes.agents import Context, get, hooklog, names
 
 
 @dataclass
@@ -57,7 +57,7 @@ def _recorded_bin(commands: list[str]) -> str | None:
 
 
 def agent_report(agent: str, ctx: Context, entries: list[hooklog.Entry]) -> AgentReport:
-    st: dict[str, Any] = module(agent).status(ctx)
+    st: dict[str, Any] = get(agent).status(ctx)
     funes_bin = st.get("funes_bin") or _recorded_bin(st.get("commands", []))
     rep = AgentReport(
         agent=agent,
@@ -116,8 +116,9 @@ def pending(memory: str | None = None) -> dict[str, Any] | None:
 
 
 def report(
-    ctx: Context, agents: tuple[str, ...] = AGENTS, memory: str | None = None
+    ctx: Context, agents: tuple[str, ...] | None = None, memory: str | None = None
 ) -> dict[str, Any]:
+    """The doctor's report on ``agents`` (default: every registered agent)."""
     from funes.store.private import too_open
 
     entries = hooklog.read()
@@ -125,7 +126,9 @@ def report(
     return {
         "checked": datetime.now(UTC).isoformat(timespec="seconds"),
         "log": str(hooklog.log_path()),
-        "agents": [asdict(agent_report(a, ctx, entries)) for a in agents],
+        "agents": [
+            asdict(agent_report(a, ctx, entries)) for a in (names() if agents is None else agents)
+        ],
         "memory": pending(memory),
         "open_files": {"count": len(wide), "paths": [str(p) for p in wide[:20]]},
     }

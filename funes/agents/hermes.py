@@ -36,6 +36,7 @@ from funes.agents._common import (
     write_if_changed,
     write_json_user_file,
 )
+from funes.agents._registry import Agent
 
 NAME = "hermes"
 EVENTS = ("post_llm_call", "on_session_finalize")
@@ -303,3 +304,13 @@ def status(ctx: Context) -> dict[str, Any]:
         if missing
         else None,
     }
+
+
+AGENT = Agent(
+    NAME,
+    add,
+    remove,
+    status,
+    # Hermes hands over no transcript path: its transcript is the state database.
+    hook_transcript='"${HERMES_HOME:-$HOME/.hermes}/state.db"',
+)

@@ -29,6 +29,7 @@ from funes.agents._common import (
     which,
     write_if_changed,
 )
+from funes.agents._registry import Agent
 
 NAME = "pi"
 MIN_VERSION = (0, 74, 2)
@@ -136,3 +137,6 @@ def _read(path: Path) -> str | None:
         return path.read_text("utf-8").strip() or None
     except OSError:
         return None
+
+
+AGENT = Agent(NAME, add, remove, status)

@@ -12,11 +12,10 @@ import os
 import sys
 from pathlib import Path
 
+from funes import agents
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import confirm
-
-AGENTS = ("claude", "codex", "hermes", "pi")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
         "untouched; the block to merge by hand is printed) or an agent command failed, "
         "2 bad arguments. FUNES_BIN overrides the funes executable recorded in the hooks.",
     )
-    p.add_argument("agent", choices=AGENTS)
+    p.add_argument("agent", choices=agents.names())
     p.add_argument("--memory", metavar="M", help="memory the hooks and tools use (default: local)")
     p.add_argument("--no-index", action="store_true", help="skip the first index of its sessions")
     p.add_argument("-y", "--yes", action="store_true", help="run the first index without asking")
@@ -51,16 +50,13 @@ def memory_spec(spec: str | None) -> str | None:
     return spec
 
 
-def context(memory: str | None) -> object:
-    from funes.agents import Context, default_funes_bin
+def context(memory: str | None) -> agents.Context:
+    return agents.Context(
+        home=Path.home(), funes_bin=agents.default_funes_bin(), memory=memory_spec(memory)
+    )
 
-    return Context(home=Path.home(), funes_bin=default_funes_bin(), memory=memory_spec(memory))
 
-
-def print_result(verb: str, res: object) -> int:
-    from funes.agents import Result
-
-    assert isinstance(res, Result)
+def print_result(verb: str, res: agents.Result) -> int:
     print(f"funes {verb} {res.agent}:")
     for line in res.done:
         print(f"  {line}")
@@ -74,10 +70,7 @@ def print_result(verb: str, res: object) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from funes import agents
-
     ctx = context(args.memory)
-    assert isinstance(ctx, agents.Context)
     res = agents.add(args.agent, ctx)
     status = print_result("add", res)
     if status == 0:

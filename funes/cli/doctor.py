@@ -13,9 +13,11 @@ import sys
 from datetime import datetime
 from typing import Any
 
+from funes import agents
+from funes.agents import doctor
 from funes.cli._args import Parser
 from funes.cli._pipe import run
-from funes.cli.add import AGENTS, context
+from funes.cli.add import context
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check each agent's funes wiring: hooks, MCP, the hook's last run.",
         epilog="Exit status: 0 (the report is informational), 2 bad arguments.",
     )
-    p.add_argument("agents", nargs="*", metavar="AGENT", help=f"any of {', '.join(AGENTS)}")
+    names = ", ".join(agents.names())
+    p.add_argument("agents", nargs="*", metavar="AGENT", help=f"any of {names}")
     p.add_argument("--memory", metavar="M", help="memory whose pending work to show")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument(
@@ -39,8 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
     for a in args.agents:
-        if a not in AGENTS:
-            p.error(f"unknown agent {a!r} (choose from {', '.join(AGENTS)})")
+        if a not in agents.names():
+            p.error(f"unknown agent {a!r} (choose from {', '.join(agents.names())})")
     return run(lambda: _main(args))
 
 
@@ -111,12 +114,7 @@ def render(rep: dict[str, Any]) -> str:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from funes.agents import Context, doctor
-
-    ctx = context(None)
-    assert isinstance(ctx, Context)
-    chosen = tuple(args.agents) or AGENTS
-    rep = doctor.report(ctx, chosen, memory=args.memory)
+    rep = doctor.report(context(None), tuple(args.agents) or None, memory=args.memory)
     if args.json:
         print(json.dumps(rep))
     else:

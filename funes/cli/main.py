@@ -16,6 +16,7 @@ import sys
 
 import funes
 import funes.cli
+from funes import plugins
 
 # One line per verb for `funes help`; verbs without a line still run.
 SUMMARIES = {
@@ -24,7 +25,7 @@ SUMMARIES = {
     "get": "show a turn and the turns around it",
     "ask": "ask claude or codex a question, answered from your memory",
     "status": "what the memory holds",
-    "add": "wire an agent (claude, codex, hermes, pi) to funes",
+    "add": "wire an agent ({agents}) to funes",
     "remove": "unwire an agent",
     "push": "publish the memory to a Hugging Face dataset",
     "scrub": "redact secrets from the local memory",
@@ -52,7 +53,9 @@ def usage() -> str:
     have = set(verbs())
     width = max((len(v) for v in have), default=8)
     rows = [v for v in ORDER if v in have] + sorted(have - set(ORDER))
-    lines = [f"  {v:<{width}}  {SUMMARIES.get(v, '')}".rstrip() for v in rows]
+    agents = ", ".join(plugins.names(plugins.AGENTS))
+    summaries = {**SUMMARIES, "add": SUMMARIES["add"].format(agents=agents)}
+    lines = [f"  {v:<{width}}  {summaries.get(v, '')}".rstrip() for v in rows]
     return (
         "usage: funes [--version] [--help] VERB [ARGS…]\n\n"
         "funes keeps a local, append-only memory of your coding agents' sessions.\n\n"

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 
+from funes import agents
 from funes.cli._args import Parser
 from funes.cli._pipe import run
-from funes.cli.add import AGENTS, context, print_result
+from funes.cli.add import context, print_result
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,17 +27,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     p = build_parser()
-    p.add_argument("agent", choices=AGENTS)
+    p.add_argument("agent", choices=agents.names())
     args = p.parse_args(argv)
     return run(lambda: _main(args.agent))
 
 
 def _main(agent: str) -> int:
-    from funes import agents
-
-    ctx = context(None)
-    assert isinstance(ctx, agents.Context)
-    res = agents.remove(agent, ctx)
+    res = agents.remove(agent, context(None))
     if not res.done and not res.manual and not res.problems:
         res.did("nothing of funes was installed", False)
     return print_result("remove", res)

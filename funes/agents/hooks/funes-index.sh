@@ -152,10 +152,17 @@ if [ -z "$funes_bin" ] || [ ! -x "$funes_bin" ]; then
 	funes_bin=$found
 fi
 
-# Hermes hands over no transcript path: its transcript is the state database.
-if [ -z "$transcript" ] && [ "$agent" = hermes ]; then
-	db="${HERMES_HOME:-$HOME/.hermes}/state.db"
-	[ -f "$db" ] && transcript=$db
+# An agent whose payload names no transcript (Hermes) has the file that holds its transcripts
+# indexed instead. `funes add` writes the cases below from each registered agent's
+# hook_transcript (funes/agents/_registry.py).
+if [ -z "$transcript" ]; then
+	db=""
+	case $agent in
+	# agents: begin
+	hermes) db="${HERMES_HOME:-$HOME/.hermes}/state.db" ;;
+	# agents: end
+	esac
+	[ -n "$db" ] && [ -f "$db" ] && transcript=$db
 fi
 
 if [ -n "$transcript" ] && [ -e "$transcript" ]; then
