@@ -119,10 +119,11 @@ def report(
     ctx: Context, agents: tuple[str, ...] | None = None, memory: str | None = None
 ) -> dict[str, Any]:
     """The doctor's report on ``agents`` (default: every registered agent)."""
+    from funes.hub.transport import private_roots
     from funes.store.private import too_open
 
     entries = hooklog.read()
-    wide = too_open()
+    wide = too_open(private_roots())
     return {
         "checked": datetime.now(UTC).isoformat(timespec="seconds"),
         "log": str(hooklog.log_path()),

@@ -133,9 +133,10 @@ def _ask_fix() -> bool:
 
 
 def _fix(rep: dict[str, Any]) -> None:
+    from funes.hub.transport import private_roots
     from funes.store.private import make_private, too_open
 
-    wide = too_open()
+    wide = too_open(private_roots())
     failed = make_private(wide)
     for p, why in failed[:10]:
         print(f"funes: cannot make {p} private: {why}", file=sys.stderr)

@@ -11,7 +11,6 @@ and :func:`make_private` fixes.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Iterable
@@ -44,34 +43,11 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def roots() -> list[Path]:
-    """Where funes keeps private files: `$FUNES_HOME` and the HF cache folder of each remote
-    memory it has read (named in `$FUNES_HOME/hub/*.json`)."""
-    from funes.store.paths import funes_home
-
-    home = funes_home()
-    out = [home]
-    try:
-        states = sorted((home / "hub").glob("*.json"))
-    except OSError:
-        states = []
-    for p in states:
-        try:
-            repo = json.loads(p.read_text()).get("repo_id")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(repo, str) and repo:
-            from funes.hub.transport import cache_repo_dir
-
-            out.append(cache_repo_dir(repo))
-    return out
-
-
-def too_open(paths: Iterable[Path] | None = None) -> list[Path]:
-    """Every directory and file under ``paths`` (default :func:`roots`) that group or others
-    may read, write or enter. Symbolic links are not followed (their own mode means nothing)."""
+def too_open(paths: Iterable[Path]) -> list[Path]:
+    """Every directory and file under ``paths`` that group or others may read, write or enter.
+    Symbolic links are not followed (their own mode means nothing)."""
     found = []
-    for root in roots() if paths is None else paths:
+    for root in paths:
         try:
             st = root.lstat()
         except OSError:
