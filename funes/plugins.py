@@ -1,11 +1,12 @@
-"""Entry points of the installed distributions, read from their ``entry_points.txt`` files.
+"""Entry points of the installed distributions, read from their ``entry_points.txt`` files:
+the agents (``funes.agents``), transcript formats (``funes.sources``) and rerankers
+(``funes.rerankers``) that packages register.
 
-`funes --help` names the agents registered under ``funes.agents``; importing
-``importlib.metadata`` to read them costs about 30 ms of CPU, as much as the rest of the command,
-so this module reads the files itself with ``os`` alone. It finds what
-``importlib.metadata.entry_points(group=…)`` finds: every ``*.dist-info`` and ``*.egg-info``
-directory on ``sys.path``, the first distribution of a name winning, ``[group]`` sections of
-``name = module:attr`` lines.
+`funes --help` names the registered agents; importing ``importlib.metadata`` to read them costs
+about 30 ms of CPU, as much as the rest of the command, so this module reads the files itself
+with ``os`` alone. It finds what ``importlib.metadata.entry_points(group=…)`` finds in
+directories: every ``*.dist-info`` and ``*.egg-info`` directory on ``sys.path``, the first
+distribution of a name winning, ``[group]`` sections of ``name = module:attr`` lines.
 
 An editable install made before a group was added to ``pyproject.toml`` has metadata without
 it (until it is reinstalled), and a checkout run without installing has none: when funes' own
@@ -21,6 +22,7 @@ from functools import cache
 from typing import Any
 
 AGENTS = "funes.agents"
+SOURCES = "funes.sources"
 _OWN = "funes"
 
 

@@ -24,11 +24,11 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from funes import plugins
 from funes.models.pins import ENV_RERANKER, RERANKER_PIN, ModelError, cache_dir, sha256_file
 
 if TYPE_CHECKING:
@@ -142,15 +142,15 @@ def find_reranker() -> RerankerFiles | None:
     if env:
         d = Path(env).expanduser()
         return _dir_files(d, f"local:{d.name}", f"${ENV_RERANKER} ({d})")
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    for name, value in sorted(plugins.entry_points(ENTRY_POINT_GROUP).items()):
         try:
-            target = ep.load()
+            target = plugins.load(value)
             d = Path(target() if callable(target) else target)
         except Exception as e:
             raise ModelError(
-                f"the reranker package entry point {ep.name!r} ({ep.value}) failed to load: {e}"
+                f"the reranker package entry point {name!r} ({value}) failed to load: {e}"
             ) from None
-        return _dir_files(d, ep.name, f"package entry point {ep.name} ({d})")
+        return _dir_files(d, name, f"package entry point {name} ({d})")
     d = fetched_dir()
     rec = _read_pin_record(d)
     if rec is None:

@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cache
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import IO, Any
 
+from funes import plugins
 from funes.errors import FunesError, UsageError
 from funes.records import TooDeep, Turn, check_value, fix_surrogates, load_json
 
@@ -137,10 +137,10 @@ def coverage(st: FileStats) -> dict[str, Any]:
 def registry() -> tuple[Source, ...]:
     """All installed sources, from the ``funes.sources`` entry points."""
     found: dict[str, Source] = {}
-    for ep in entry_points(group="funes.sources"):
-        src = ep.load()
+    for name, value in plugins.entry_points(plugins.SOURCES).items():
+        src = plugins.load(value)
         if not isinstance(src, Source):
-            raise FunesError(f"entry point {ep.name} ({ep.value}) is not a funes Source")
+            raise FunesError(f"entry point {name} ({value}) is not a funes Source")
         found.setdefault(src.name, src)
     if not found:
         raise FunesError(
