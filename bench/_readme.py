@@ -15,8 +15,8 @@ MARKER = (
 
 INTRO = """# Benchmarks
 
-Speed, size and recall quality of funes on this project's machine, against the aims of
-design §5 and against baselines (grep, BM25 only, vector only, plain fusion). One command runs
+Speed, size and recall quality of funes on this project's machine, against the aims in
+the table below and against baselines (grep, BM25 only, vector only, plain fusion). One command runs
 everything and rewrites the tables below from its results file:
 
     .venv/bin/python -m bench            # every suite, ~15 min on 2 cores
@@ -153,7 +153,7 @@ def aims(s: dict[str, Any]) -> list[str]:
     syn = g(sto, "synth_100000") or g(sto, "synth_20000")
     pc = g(par, "results", "funes-parse | funes-chunk")
     rows = [
-        "## Aims (design §5) and where we stand",
+        "## Aims and where we stand",
         "",
         "| what | aim | measured | | suite |",
         "|---|---|---|---|---|",
