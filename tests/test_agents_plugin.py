@@ -126,3 +126,30 @@ def test_unknown_agents_are_refused_with_the_registered_names(plugin: dict[str, 
     r = funes(plugin, "doctor", "nope")
     assert r.returncode == 2
     assert "unknown agent 'nope' (choose from aider, claude, codex, hermes, pi)" in r.stderr
+
+
+@pytest.mark.parametrize("group", ["funes.agents", "funes.sources", "console_scripts"])
+def test_entry_points_are_read_as_importlib_metadata_reads_them(group: str) -> None:
+    from importlib.metadata import entry_points
+
+    from funes import plugins
+
+    expected: dict[str, str] = {}
+    for ep in entry_points(group=group):
+        expected.setdefault(ep.name, ep.value)
+    assert plugins.entry_points(group) == expected
+
+
+def test_an_install_whose_metadata_predates_the_agents_group_reads_the_checkout(
+    tmp_path: Path, private_home: Path
+) -> None:
+    stale = tmp_path / "stale" / "funes-0.1.0.dist-info"
+    stale.mkdir(parents=True)
+    (stale / "entry_points.txt").write_text(
+        "[funes.sources]\nclaude = funes.sources.claude:SOURCE\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(stale.parent), "PATH": "/usr/bin:/bin"}
+    assert "wire an agent (claude, codex, hermes, pi) to funes" in funes(env, "--help").stdout
+    r = funes(env, "doctor", "codex")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("codex\n  hooks: not installed\n")
