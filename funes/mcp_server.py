@@ -182,6 +182,7 @@ def get(
 
 def status(memories: Memories, memory: str | None = None) -> str:
     from funes.cli.status import render
+    from funes.ingest.pending import pending_sources
     from funes.models import EMBEDDER_PIN
     from funes.models.reranker import find_reranker
     from funes.store import MemoryMissing, memory_dir, memory_label
@@ -194,7 +195,8 @@ def status(memories: Memories, memory: str | None = None) -> str:
         return f"memory: {label}\n{e}\n"
     rr = find_reranker()
     return render(
-        memory_status(mem), {"embedder": EMBEDDER_PIN.name, "reranker": rr.name if rr else None}
+        memory_status(mem, pending_sources(mem.path)),
+        {"embedder": EMBEDDER_PIN.name, "reranker": rr.name if rr else None},
     )
 
 

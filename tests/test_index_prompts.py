@@ -14,7 +14,7 @@ import pytest
 from conftest import BIN, run_cmd
 from test_index import write_claude, write_codex
 
-from funes.store import indexer
+from funes.ingest import indexer
 
 
 def run_on_a_terminal(
@@ -93,13 +93,13 @@ def test_when_the_budget_ends_while_embedding_the_terminal_is_asked_to_finish(
     write_claude(private_home, "sess-e", 6)
     clock = [0.0]
     monkeypatch.setattr(indexer.time, "monotonic", lambda: clock[0])
-    embed_behind = indexer._embed_behind
+    embed_behind = indexer.embed_behind
 
     def slow_embedding(*args: object) -> None:
         clock[0] += 1000  # the parse passes fit the budget; the vectors do not
         embed_behind(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(indexer, "_embed_behind", slow_embedding)
+    monkeypatch.setattr(indexer, "embed_behind", slow_embedding)
     questions: list[str] = []
 
     def ask(q: str) -> bool:

@@ -356,9 +356,9 @@ def test_scrub_of_a_missing_or_empty_memory(tmp_path: Path) -> None:
 
 def test_resplit_reproduces_fresh_chunking() -> None:
     from funes.chunking import chunk_turn
+    from funes.ingest.scrub import resplit
     from funes.records import Block, Turn
     from funes.secrets import redact
-    from funes.store.scrub import resplit
 
     text = ("word " * 300) + "GITHUB_TOKEN=ghp_" + "a1B2c3D4e5" * 3 + "x1y2z3 " + ("tail " * 200)
     turn = Turn(harness="claude_code", session_id="s", turn_uuid="t", parent_uuid=None, seq=3,
@@ -396,8 +396,8 @@ def test_written_unredacted_rows_remove_the_redaction_stamp(
 
 
 def test_index_redaction_cannot_be_switched_off_by_an_import_failure() -> None:
+    from funes.ingest.indexer import redactor
     from funes.secrets import redact
-    from funes.store.indexer import redactor
 
     assert redactor() is redact
 
@@ -408,10 +408,10 @@ def test_blocks_the_scanner_cannot_locate_or_clear_are_dropped(
 ) -> None:
     import numpy as np
 
+    from funes.ingest.scrub import scrub as scrub_memory
     from funes.records import Chunk
     from funes.secrets import scanner
     from funes.store import open_memory
-    from funes.store.scrub import scrub as scrub_memory
 
     def chunk(turn: str, text: str, split_idx: int = 0) -> Chunk:
         from funes.chunking import chunk_id

@@ -147,7 +147,7 @@ def term_width() -> int:
 
 
 class IndexProgress:
-    """`funes index`'s progress (funes.store.indexer.Progress) as a tqdm bar per phase."""
+    """`funes index`'s progress (funes.ingest.report.Progress) as a tqdm bar per phase."""
 
     def __init__(self) -> None:
         self._bar: Any = None

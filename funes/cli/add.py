@@ -90,8 +90,8 @@ def first_index(agent: str, memory: str | None, skip: bool, yes: bool) -> None:
     if not roots:
         print(f"no {agent} sessions on this machine yet; the hook indexes them as they happen")
         return
+    from funes.ingest.pending import pending_sources
     from funes.store.paths import memory_dir
-    from funes.store.status import pending_sources
 
     todo = pending_sources(memory_dir(memory), harness=agent)
     if not todo:

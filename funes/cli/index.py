@@ -1,12 +1,13 @@
 """`funes index [PATH…|OWNER/NAME|--harness NAME] [--limit N] [--no-thinking] [--yes]
 [--memory DIR] [--backfill] [--no-embed] [--json]`: index agent sessions into the memory.
 
-The porcelain over parse → chunk → write → embed (funes.store.indexer), in one process. With a
+The porcelain over parse → chunk → write → embed (funes.ingest.indexer), in one process. With a
 path, that path is indexed in full; without one, every known agent root (or one harness's) is
 swept, newest sessions first, text before tool calls before tool results, within a 60 s budget.
 Chunks are searchable by text as soon as they are written; vectors are filled in behind, in the
 same run or by `funes index --backfill`. An OWNER/NAME (or hf://datasets/OWNER/NAME) that is
 not a local path names an agent-traces dataset on the Hub (funes.hub.traces), indexed in full.
+The library draws nothing: this module passes it the terminal's progress bar and prompt.
 See docs/funes-index.md.
 """
 
@@ -16,12 +17,15 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import IndexProgress, confirm
 from funes.errors import UsageError
+
+if TYPE_CHECKING:
+    from funes.hub.traces import TraceDataset
 
 PROG = "funes"
 
@@ -68,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _budget() -> float:
     """The sweep's time budget: 60 s, or ``$FUNES_INDEX_BUDGET`` seconds."""
-    from funes.store.indexer import BUDGET_SECONDS
+    from funes.ingest.indexer import BUDGET_SECONDS
 
     raw = os.environ.get("FUNES_INDEX_BUDGET", "").strip()
     if not raw:
@@ -84,7 +88,9 @@ def _budget() -> float:
 
 def _main(args: argparse.Namespace) -> int:
     from funes import validate
-    from funes.store import indexer
+    from funes.ingest import indexer
+    from funes.ingest.backfill import backfill
+    from funes.ingest.report import as_dict, describe
 
     limit = validate.number("limit", args.limit) if args.limit is not None else None
     # a sweep reads agents; with paths, any registered source (parquet too) may be forced
@@ -93,9 +99,9 @@ def _main(args: argparse.Namespace) -> int:
         raise UsageError("--backfill takes no path: it embeds what the memory already holds")
     progress = IndexProgress()
     if args.backfill:
-        report = indexer.backfill(args.memory, progress=progress)
+        report = backfill(args.memory, progress=progress)
     else:
-        paths, units = _hub_targets(args.paths)
+        paths, units = indexer.hub_units(args.paths, on_dataset=_announce)
         opts = indexer.IndexOptions(
             paths=paths,
             units=units,
@@ -108,38 +114,26 @@ def _main(args: argparse.Namespace) -> int:
             budget=_budget(),
         )
         report = indexer.index(opts, progress=progress, ask=confirm)
-    backfill = "funes index --backfill" + (f" --memory {args.memory}" if args.memory else "")
-    for line in indexer.describe(report, backfill):
+    backfill_cmd = "funes index --backfill" + (f" --memory {args.memory}" if args.memory else "")
+    for line in describe(report, backfill_cmd):
         print(f"funes: {line}", file=sys.stderr)
     if args.json:
-        print(json.dumps(indexer.as_dict(report)))
+        print(json.dumps(as_dict(report)))
     elif not args.quiet:
         print(report.summary())
     return 0
 
 
-def _hub_targets(args: list[str]) -> tuple[list[str], list[Any]]:
-    """Split PATH arguments into local paths and the shards of Hub trace datasets (a path that
-    exists locally always wins)."""
-    if all(os.path.exists(os.path.expanduser(a)) for a in args):
-        return args, []
-    from funes.hub import traces
+def _announce(ds: TraceDataset) -> None:
+    """Name a Hub trace dataset once it is resolved, before any of it is read."""
+    from funes.hub.traces import CONVERT_REF
 
-    paths, units = [], []
-    for a in args:
-        repo_id = traces.target(a)
-        if repo_id is None:
-            paths.append(a)
-            continue
-        ds = traces.resolve(repo_id)
-        s = "" if len(ds.shards) == 1 else "s"
-        print(
-            f"funes: {ds.uri} — {len(ds.shards)} parquet shard{s} at {traces.CONVERT_REF} "
-            f"(commit {ds.commit[:8]})",
-            file=sys.stderr,
-        )
-        units.extend(traces.units(ds))
-    return paths, units
+    s = "" if len(ds.shards) == 1 else "s"
+    print(
+        f"funes: {ds.uri} — {len(ds.shards)} parquet shard{s} at {CONVERT_REF} "
+        f"(commit {ds.commit[:8]})",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

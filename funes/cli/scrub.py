@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from funes.store.scrub import describe, scrub
+    from funes.ingest.scrub import describe, scrub
 
     with steps(4, "scrub") as step:
         report = scrub(

@@ -37,6 +37,7 @@ def _main(args: argparse.Namespace) -> int:
 
 def _status(spec: str | None, as_json: bool) -> str:
     """What `funes status` prints (text, or one JSON line)."""
+    from funes.ingest.pending import pending_sources
     from funes.models import EMBEDDER_PIN
     from funes.models.reranker import find_reranker
     from funes.store import open_memory
@@ -53,7 +54,7 @@ def _status(spec: str | None, as_json: bool) -> str:
             return json.dumps(doc, ensure_ascii=False) + "\n"
         return str(rs.text())
     note = mem.note if not as_json else ""
-    st = memory_status(mem)
+    st = memory_status(mem, pending_sources(mem.path))
     rr = find_reranker()
     models = {"embedder": EMBEDDER_PIN.name, "reranker": rr.name if rr else None}
     if as_json:

@@ -26,9 +26,10 @@ class Status:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def memory_status(mem: Memory, home: Path | None = None, sweep: bool = True) -> Status:
-    """Counts come from one projected scan; pending sources from a stat-only sweep of the
-    agents' known locations against the memory's index state."""
+def memory_status(mem: Memory, pending_sources: int | None = None) -> Status:
+    """Counts come from one projected scan. ``pending_sources`` is counted by the caller, which
+    knows the transcript sources (a stat-only sweep of the agents' known locations against the
+    memory's index state); None when not checked."""
     import pyarrow.compute as pc
 
     t = mem.rows(columns=("session_id", "harness"))
@@ -55,27 +56,11 @@ def memory_status(mem: Memory, home: Path | None = None, sweep: bool = True) -> 
         sessions=sessions,
         without_vectors=mem.count_without_vectors(),
         by_agent=by_agent,
-        pending_sources=pending_sources(mem.path, home) if sweep else None,
+        pending_sources=pending_sources,
         last_indexed=mem.last_indexed(),
         model=mem.model,
         ann_index=mem.has_ann_index(),
         disk_bytes=_du(mem.path),
-    )
-
-
-def pending_sources(memory: Path, home: Path | None = None, harness: str | None = None) -> int:
-    """Transcripts under the known agent roots (one agent's, with ``harness``) whose current
-    version is not fully indexed. Reads no transcript: a stat per file."""
-    from funes import sources
-    from funes.store.state import IndexState
-
-    state = IndexState.load(memory)
-    units = sources.sweep(home)
-    if harness:
-        src = sources.get_source(harness)
-        units = [u for u in units if u.source == src]
-    return sum(
-        not state.current(str(u.path), u.signature(), "tool_result", thinking=False) for u in units
     )
 
 

@@ -1,9 +1,9 @@
 """`funes scrub`: find secrets already stored in a memory and take them out for good.
 
-Every stored block is reassembled from its pieces (`funes.chunking.reassemble`),
-redacted with the built-in detectors, then scanned by the external scanner (fail-closed); what
-the scanner still finds is replaced by ``[REDACTED:<detector>]`` where it can say where, and
-the result is scanned again. A block is **redacted** when that leaves it clean: its rows are
+Every stored block is reassembled from the pieces chunking split it into, redacted with the
+built-in detectors, then scanned by the external scanner (fail-closed); what the scanner still
+finds is replaced by ``[REDACTED:<detector>]`` where it can say where, and the result is
+scanned again. A block is **redacted** when that leaves it clean: its rows are
 replaced by a fresh split of the redacted text (same ids for the same coordinates) with new
 vectors. It is **dropped** when the scanner cannot locate its secret, or the redacted text
 still scans dirty. Clean blocks are not touched (their rows and vectors stay as they are).
@@ -21,19 +21,26 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import numpy as np
 
 from funes.chunking import chunk_id, reassemble, split
 from funes.errors import FunesError
+from funes.ingest.backfill import load_embed
 from funes.records import Chunk
 from funes.secrets import find, redact
+from funes.secrets import scanner as secret_scanner
 from funes.store import redaction
 from funes.store.lock import LockBusy
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from funes.store.memory import Memory, MemoryWriter
+from funes.store.memory import (
+    META_COLUMNS,
+    Memory,
+    MemoryMissing,
+    MemoryWriter,
+    _deletion_files,
+    open_memory,
+)
 
 BUILTIN_ONLY = "builtin-only"
 BUSY = "another funes memory operation is in progress; retry once it finishes"
@@ -95,8 +102,6 @@ def scrub(
     name of each phase as it starts (scanning, re-embedding, writing, purging).
     """
     step = on_step or (lambda _: None)
-    from funes.store.memory import MemoryMissing, open_memory
-
     try:
         mem = open_memory(memory)
     except MemoryMissing as e:
@@ -136,12 +141,10 @@ def scrub(
 
 
 def _scanner_kind() -> str:
-    from funes.secrets.scanner import ScannerError, find_scanner
-
     try:
-        return find_scanner().kind
-    except ScannerError as e:
-        raise ScannerError(
+        return secret_scanner.find_scanner().kind
+    except secret_scanner.ScannerError as e:
+        raise secret_scanner.ScannerError(
             f"{e}; or, to scan with the built-in detectors alone, run `funes scrub --builtin-only`"
         ) from None
 
@@ -160,8 +163,6 @@ def _writer(mem: Memory) -> Iterator[MemoryWriter]:
 
 def _has_history(mem: Memory) -> bool:
     """Whether older table versions (or deleted rows) may still hold old text on disk."""
-    from funes.store.memory import _deletion_files
-
     try:
         return mem.version_count() > 1 or bool(_deletion_files(mem.path))
     except Exception:
@@ -173,8 +174,6 @@ def _has_history(mem: Memory) -> bool:
 
 def _plan(mem: Memory, scanner: str, report: ScrubReport) -> list[_Block]:
     """Every stored block, with what scrub does to it; fills in the report's counts."""
-    from funes.store.memory import META_COLUMNS
-
     rows = mem.rows(columns=META_COLUMNS).to_pylist()
     report.rows = len(rows)
     grouped: dict[BlockKey, list[dict[str, Any]]] = {}
@@ -235,14 +234,12 @@ def _plan(mem: Memory, scanner: str, report: ScrubReport) -> list[_Block]:
 def _scan(texts: dict[int, str], scanner: str, workdir: Path) -> dict[int, list[tuple[str, Any]]]:
     """Scanner findings per block index: [(detector, span or None)]. The scan files live in
     the memory directory (``workdir``), never in a shared temporary directory."""
-    from funes.secrets.scanner import scan_texts
-
     out: dict[int, list[tuple[str, Any]]] = {}
     batch: dict[str, str] = {}
     size = 0
 
     def run() -> None:
-        for f in scan_texts(batch, prefer=scanner, workdir=workdir):
+        for f in secret_scanner.scan_texts(batch, prefer=scanner, workdir=workdir):
             out.setdefault(int(f.key), []).append((f.detector, f.span))
         batch.clear()
 
@@ -316,8 +313,6 @@ def _embed(
     if not chunks:
         return 0
     if embed is None:
-        from funes.store.indexer import load_embed
-
         try:
             embed = load_embed()
         except FunesError as e:

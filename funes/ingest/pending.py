@@ -1,0 +1,21 @@
+"""Which transcripts on this machine are not fully indexed yet (`funes status`, `funes add`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from funes import sources
+from funes.store.state import IndexState
+
+
+def pending_sources(memory: Path, home: Path | None = None, harness: str | None = None) -> int:
+    """Transcripts under the known agent roots (one agent's, with ``harness``) whose current
+    version is not fully indexed. Reads no transcript: a stat per file."""
+    state = IndexState.load(memory)
+    units = sources.sweep(home)
+    if harness:
+        src = sources.get_source(harness)
+        units = [u for u in units if u.source == src]
+    return sum(
+        not state.current(str(u.path), u.signature(), "tool_result", thinking=False) for u in units
+    )
