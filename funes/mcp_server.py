@@ -89,9 +89,9 @@ class Memories:
         return memory.strip() if memory and memory.strip() else self.default
 
     def open(self, memory: str | None) -> "Memory":
-        from funes.store import open_memory
+        from funes.memories import open_one
 
-        return open_memory(self.spec(memory))
+        return open_one(self.spec(memory))
 
     def search(self, memory: str | None, query: "Query") -> "Result":
         """Run a Query on the memory's Searcher (models loaded on first use, then reused)."""
@@ -99,19 +99,17 @@ class Memories:
             return self._search(memory, query)
 
     def _search(self, memory: str | None, query: "Query") -> "Result":
-        from funes.hub.spec import parse_many
+        from funes.memories import open_all
         from funes.models import load_embedder, load_reranker
         from funes.retrieval import MultiSearcher, Searcher
-        from funes.store import memory_dir, open_memory
+        from funes.store import memory_dir
 
         spec = self.spec(memory)
         key = str(memory_dir(spec)) if spec is None else spec
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
-            parts = [None] if spec is None else [s.uri for s in parse_many(spec)]
-            # the latest version of each: hooks append while we serve
-            mems = [open_memory(p) for p in parts]
+            mems = open_all(spec)  # the latest version of each: hooks append while we serve
             searcher = self._searchers.get(key)
             if searcher is None:
                 searcher = Searcher(mems[0], load_embedder(), load_reranker())

@@ -616,15 +616,10 @@ class MultiSearcher:
 def open_searcher(memory: str | None = None, rerank: bool = True) -> Searcher | MultiSearcher:
     """A Searcher over a memory (local, remote, or several: ``local,owner/team``) with the
     installed models loaded (once per process)."""
+    from funes.memories import open_all
     from funes.models import LazyEmbedder, load_reranker
-    from funes.store import open_memory
 
-    specs: list[str | None] = [memory]
-    if memory is not None:
-        from funes.hub.spec import parse_many
-
-        specs = [str(s.path) if s.path is not None else s.uri for s in parse_many(memory)]
-    mems = [open_memory(s) for s in specs]
+    mems = open_all(memory)
     embedder = LazyEmbedder()  # onnxruntime loads only when a question must be embedded
     reranker = load_reranker(max_length=RERANK_TOKENS) if rerank else None
     if len(mems) == 1:

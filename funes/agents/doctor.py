@@ -101,9 +101,9 @@ def agent_report(agent: str, ctx: Context, entries: list[hooklog.Entry]) -> Agen
 def pending(memory: str | None = None) -> dict[str, Any] | None:
     """Work the memory still owes: chunks stored without vectors. None when no memory opens."""
     try:
-        from funes.store import open_memory
+        from funes.memories import open_one
 
-        mem = open_memory(memory)
+        mem = open_one(memory)
         counts = mem.counts()
     except Exception:
         return None

@@ -116,10 +116,11 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def _stored_ids(memory: str | None) -> set[str]:
-    from funes.store import MemoryMissing, open_memory
+    from funes.memories import open_one
+    from funes.store import MemoryMissing
 
     try:
-        return open_memory(memory).existing_ids()
+        return open_one(memory).existing_ids()
     except MemoryMissing:
         return set()  # nothing stored yet: every chunk is new
 

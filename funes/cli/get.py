@@ -42,14 +42,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     from funes import validate
-    from funes.store import open_memory
+    from funes.memories import open_one
 
     width = validate.number("window", args.window)
     session_id = validate.text("session_id", args.session_id).strip()
     turn_uuid = validate.text("turn_uuid", args.turn_uuid).strip()
     memory = validate.text("memory", args.memory) if args.memory else None
     with spinner("reading"):
-        mem = open_memory(memory)
+        mem = open_one(memory)
         turns = window(mem, session_id, turn_uuid, width)
     style = tty_style(sys.stdout)
     fmt = args.format or ("agent" if style is None else "human")

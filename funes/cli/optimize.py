@@ -35,9 +35,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from funes.store import open_memory
+    from funes.memories import open_one
 
-    mem = open_memory(args.memory)
+    mem = open_one(args.memory)
     with mem.writer() as w, steps(3, "optimize") as step:
         report = w.optimize(ann=args.ann, on_step=step)
     report["memory"] = mem.label

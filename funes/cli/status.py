@@ -38,17 +38,17 @@ def _main(args: argparse.Namespace) -> int:
 def _status(spec: str | None, as_json: bool) -> str:
     """What `funes status` prints (text, or one JSON line)."""
     from funes.ingest.pending import pending_sources
+    from funes.memories import open_one
     from funes.models import EMBEDDER_PIN
     from funes.models.reranker import find_reranker
-    from funes.store import open_memory
     from funes.store.status import memory_status
 
-    mem = open_memory(spec)
-    if mem.label.startswith("hf://"):
+    mem = open_one(spec)
+    if mem.origin.uri is not None:
         from funes.hub.spec import parse
         from funes.hub.status import remote_status
 
-        rs = remote_status(parse(mem.label), mem)
+        rs = remote_status(parse(mem.origin.uri), mem)
         if as_json:
             doc = {**rs.__dict__, "last_push": rs.last_push.isoformat() if rs.last_push else None}
             return json.dumps(doc, ensure_ascii=False) + "\n"

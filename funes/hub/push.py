@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from funes.errors import FunesError, UsageError
 from funes.hub import receipt, transport
-from funes.hub.spec import MemorySpec, State, state_message
+from funes.hub.spec import MemorySpec, State, parse_one, state_message
 
 if TYPE_CHECKING:
     from funes.hub.gate import GateResult
@@ -112,6 +112,8 @@ def push(
         )
     if source is not None and _is_remote(source):
         raise UsageError("--from must name a local memory")
+    if source:
+        parse_one(source)  # a list of several memories is refused as by every one-memory reader
     local = open_memory(source if source else None)
     if not transport.token():
         raise FunesError("no HF token (set HF_TOKEN, or run `hf auth login`) — required to push")

@@ -7,7 +7,8 @@ and makes **no HTTP request**. After it, one request (repo info at `main`, with 
 resolves the head; if it is unchanged nothing else is fetched, otherwise only the files the cache
 lacks are downloaded — memory files are immutable once written, so a blob cached for an older
 commit is linked, not fetched again. When the Hub is unreachable, the last cached commit is read
-(with a note saying so), else the local memory (with the reference's note).
+(with a note saying so); without one, :func:`locate` says so and ``funes.memories`` reads the
+local memory instead.
 
 Only what a reader needs is fetched: the data and deletion files, the index files, the newest
 table manifest and the lexical index — not Lance's transaction log or older manifests.
@@ -27,7 +28,6 @@ from funes.hub.spec import MemorySpec, State, sanitize, state_message
 
 if TYPE_CHECKING:
     from funes.hub.transport import RemoteInfo
-    from funes.store.memory import Memory
 
 DEFAULT_TTL = 60.0
 
@@ -158,29 +158,6 @@ def locate(spec: MemorySpec) -> tuple[Path | None, str, State]:
 
 def _under(spec: MemorySpec, snap: Path) -> Path:
     return snap / spec.prefix if spec.prefix else snap
-
-
-def open_remote(spec: MemorySpec) -> Memory:
-    """The remote memory opened read-only from the cache (label = its URI). Offline without a
-    cached copy → the local memory, with ``memory.note`` saying so."""
-    from funes.store.memory import MemoryMissing, open_memory
-
-    path, note, _state = locate(spec)
-    if path is None:
-        try:
-            mem = open_memory(None)
-        except MemoryMissing:
-            raise FunesError(
-                f"remote {spec.uri} unreachable and no local index yet — run `funes add <agent>` "
-                "(or `funes index`) to build one"
-            ) from None
-        mem.note = note
-        return mem
-    mem = open_memory(path)
-    mem.label = spec.label
-    mem.note = note
-    mem.trusted = is_own(spec)
-    return mem
 
 
 # ---------------------------------------------------------------------------- identity

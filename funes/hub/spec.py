@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from funes.errors import UsageError
+from funes.errors import FunesError, UsageError
 
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 _SHORT = re.compile(rf"^({_NAME})/({_NAME})((?:/[A-Za-z0-9._-]+)*)/?$")
@@ -112,6 +112,14 @@ def parse_many(spec: str | os.PathLike[str] | None) -> list[MemorySpec]:
             if m not in out:
                 out.append(m)
     return out or [parse(None)]
+
+
+def parse_one(spec: str | os.PathLike[str] | None) -> MemorySpec:
+    """The one memory a command that reads one is given; a list of several is an error."""
+    specs = parse_many(spec)
+    if len(specs) > 1:
+        raise FunesError(f"{spec!r} names several memories; this command reads one")
+    return specs[0]
 
 
 def is_remote(spec: str | os.PathLike[str] | None) -> bool:

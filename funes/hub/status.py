@@ -86,7 +86,7 @@ def remote_status(spec: MemorySpec, remote: Memory, scan: bool = True) -> Remote
         local = open_memory(None)
     except MemoryMissing:
         return st
-    if local.path == remote.path:  # offline and fell back to the local memory
+    if not remote.origin.remote:  # offline and fell back to the local memory
         return st
     st.local_label = local.label
     t = local.rows(columns=("id", "session_id"))

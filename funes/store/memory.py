@@ -112,24 +112,67 @@ def sql_in(column: str, values: Iterable[str]) -> str:
     return f"{column} IN ({', '.join(sql_str(v) for v in values)})"
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a memory's rows were read from, fixed when it is opened.
+
+    Local (``uri`` None): a directory of this machine, the user's own words. Remote: the cached
+    copy of a Hub dataset, named by its ``uri``; unless it is the user's ``own`` (pushed by the
+    Hub user funes last pushed as), its passages are someone else's words and are served as
+    untrusted input. ``note`` is a one-line notice for output about how it was reached (a
+    remote read from its cache, or replaced by the local memory while the Hub is unreachable).
+    """
+
+    uri: str | None = None
+    own: bool = True
+    note: str = ""
+
+    @property
+    def remote(self) -> bool:
+        return self.uri is not None
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the passages are the user's own words (else recall fences them)."""
+        return self.uri is None or self.own
+
+
+LOCAL = Origin()
+
+
 class Memory:
-    """A local memory opened for reading (no lock). Get one from :func:`open_memory`.
+    """A memory opened for reading (no lock). Get one from :func:`open_memory` (a local
+    directory) or ``funes.memories`` (any memory spec, remote ones included).
 
     Reads go through the Lance dataset itself (pylance: ≈ 0.4 s of imports) rather than the
     LanceDB client (≈ 2 s, most of it its REST namespace client); the client is loaded only
     by :meth:`writer`, which needs its merge-insert, optimize and index builders.
     """
 
-    def __init__(self, path: Path, dataset: Any, lexical: LexicalIndex) -> None:
+    def __init__(
+        self, path: Path, dataset: Any, lexical: LexicalIndex, origin: Origin = LOCAL
+    ) -> None:
         self.path = path
-        self.label = memory_label(path)
-        self.note = ""  # a one-line notice for output (e.g. a remote read from its cache)
-        self.trusted = True  # False: passages are someone else's words (a shared remote)
+        self.origin = origin
         self._ds = dataset
         self.lexical = lexical
         md = dataset.schema.metadata or {}
         self.model: str | None = md.get(MODEL_KEY.encode(), b"").decode() or None
         self.dim: int = dataset.schema.field("vector").type.list_size
+
+    @property
+    def label(self) -> str:
+        """How output names the memory, accepted back by ``--memory``: a remote's URI, else
+        the directory."""
+        return self.origin.uri if self.origin.uri is not None else memory_label(self.path)
+
+    @property
+    def note(self) -> str:
+        return self.origin.note
+
+    @property
+    def trusted(self) -> bool:
+        return self.origin.trusted
 
     @property
     def version(self) -> int:
@@ -645,24 +688,20 @@ def _catch_up(memory: Memory, lex: LexicalIndex, persist: bool) -> tuple[int, in
 
 
 def open_memory(
-    spec: str | Path | None = None, *, create: bool = False, model: str | None = None
+    spec: str | Path | None = None,
+    *,
+    create: bool = False,
+    model: str | None = None,
+    origin: Origin = LOCAL,
 ) -> Memory:
-    """Open a local memory for reading (``--memory`` spec, default ``$FUNES_HOME/memory``).
+    """Open a local memory directory for reading (default ``$FUNES_HOME/memory``; ``local``
+    names it too). Hub specs and lists of memories are resolved by ``funes.memories``.
 
     ``create`` makes an empty one stamped with ``model`` (default: the embedder pin) if none
     exists; otherwise a missing memory raises :class:`MemoryMissing`. A memory stamped with a
     model funes cannot load, or with another vector width, raises :class:`MemoryIncompatible`.
+    ``origin`` says where the directory's rows come from (a remote's cached copy).
     """
-    if isinstance(spec, str) and not create:
-        from funes.hub.spec import parse_many
-
-        specs = parse_many(spec)
-        if len(specs) > 1:
-            raise FunesError(f"{spec!r} names several memories; this command reads one")
-        if specs[0].remote:
-            from funes.hub.remote import open_remote
-
-            return open_remote(specs[0])
     path = memory_dir(spec)
     if create:
         private_dir(path)
@@ -680,7 +719,7 @@ def open_memory(
         ds = _dataset(path)
     _check_compatible(path, ds.schema, model)
     lex = LexicalIndex.open(path / "lexical")
-    mem = Memory(path, ds, lex)
+    mem = Memory(path, ds, lex, origin)
     if lex.lance_version != mem.version:
         _catch_up(mem, lex, persist=False)
     return mem

@@ -1,0 +1,57 @@
+"""Memory specs → memories: what ``--memory``, the MCP ``memory`` argument and hooks name, opened.
+
+    open_one()                     the default local memory (so do "" and "local")
+    open_one("/path/to/memory")    a local memory directory
+    open_one("owner/team")         a Hub dataset, read from its cached copy (funes.hub.remote)
+    open_all("local,owner/team")   several, in the order named, duplicates dropped
+
+This is the one place that decides whether a spec names a local directory, a Hub dataset or
+several memories (the grammar is :mod:`funes.hub.spec`). Each memory comes back with its
+:class:`~funes.store.memory.Origin`: read from this machine or from a remote's cached copy, and
+whether its passages are the user's own words. A remote the Hub cannot serve, with no cached
+copy either, is replaced by the local memory, whose origin carries the note saying so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from funes.errors import FunesError
+from funes.hub.remote import is_own, locate
+from funes.hub.spec import MemorySpec, parse_many, parse_one
+from funes.store.memory import Memory, MemoryMissing, Origin, open_memory
+
+
+def open_one(spec: str | Path | None = None) -> Memory:
+    """The one memory ``spec`` names, for a command that reads one (several → FunesError)."""
+    if not isinstance(spec, str):
+        return open_memory(spec)
+    one = parse_one(spec)
+    return _open_remote(one) if one.remote else open_memory(spec)
+
+
+def open_all(spec: str | None = None) -> list[Memory]:
+    """Every memory ``spec`` names (``local,owner/team``), in the order named."""
+    return [open_spec(s) for s in parse_many(spec)]
+
+
+def open_spec(spec: MemorySpec) -> Memory:
+    """The memory of one parsed spec: its local directory, or the remote's cached copy."""
+    if spec.path is not None:
+        return open_memory(spec.path)
+    return _open_remote(spec)
+
+
+def _open_remote(spec: MemorySpec) -> Memory:
+    """The remote opened read-only from the cache (labelled with its URI). Offline without a
+    cached copy → the local memory, its origin's note saying so."""
+    path, note, _state = locate(spec)
+    if path is None:
+        try:
+            return open_memory(None, origin=Origin(note=note))
+        except MemoryMissing:
+            raise FunesError(
+                f"remote {spec.uri} unreachable and no local index yet — run `funes add <agent>` "
+                "(or `funes index`) to build one"
+            ) from None
+    return open_memory(path, origin=Origin(spec.uri, own=is_own(spec), note=note))
