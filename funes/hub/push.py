@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from funes.errors import FunesError, UsageError
 from funes.hub import receipt, transport
-from funes.hub.spec import MemorySpec, State, parse_one, state_message
+from funes.hub.spec import MemorySpec, State, is_remote, parse_one, state_message
 
 if TYPE_CHECKING:
     from funes.hub.gate import GateResult
@@ -110,7 +110,7 @@ def push(
         raise UsageError(
             "funes push publishes to a Hugging Face dataset — name one: `funes push OWNER/NAME`"
         )
-    if source is not None and _is_remote(source):
+    if source is not None and is_remote(source):
         raise UsageError("--from must name a local memory")
     if source:
         parse_one(source)  # a list of several memories is refused as by every one-memory reader
@@ -246,12 +246,6 @@ def push(
             forget_head(spec)
             return report
     raise FunesError(f"data commit kept conflicting after {MAX_RETRIES} retries; re-run push")
-
-
-def _is_remote(source: str) -> bool:
-    from funes.hub.spec import is_remote
-
-    return is_remote(source)
 
 
 def _check_writable(spec: MemorySpec) -> None:
