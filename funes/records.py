@@ -1,7 +1,8 @@
-"""The records that cross funes pipes: turns and chunks, and their JSON form.
+"""The records that cross funes pipes — turns, chunks, hits, misses and query lines — and
+their JSON form, derived from their dataclasses.
 
-One record per line, UTF-8 JSON. Every record carries ``kind`` and ``v`` (the schema
-version). Fields a stage does not know are kept in ``extra`` and written back after the
+One record per line, UTF-8 JSON. Every record funes writes carries ``kind`` and ``v`` (the
+schema version). Fields a stage does not know are kept in ``extra`` and written back after the
 known ones, so a record survives any number of stages unchanged. The canonical form —
 known fields in contract order, then unknown ones in the order they arrived, compact
 separators, non-ASCII written literally — round-trips byte for byte.
@@ -11,10 +12,13 @@ See docs/records.md for every field.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from types import MappingProxyType
+from typing import Any, ClassVar, Self, TypeVar
 
 SCHEMA_VERSION = 1
 
@@ -129,44 +133,232 @@ def _repair(value: Any) -> tuple[Any, int]:
     return value, 0
 
 
+# ---------------------------------------------------------------------------- fields
+
+
+def _merge_extra(d: dict[str, Any], extra: dict[str, Any]) -> None:
+    for k, val in extra.items():
+        if k not in d:
+            d[k] = val
+
+
+def _extra(d: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    return {k: val for k, val in d.items() if k not in known}
+
+
+def _version(d: dict[str, Any]) -> int:
+    v = d.get("v", SCHEMA_VERSION)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise RecordError("'v' must be a positive integer")
+    return v
+
+
+def _str(d: dict[str, Any], key: str, required: bool = False) -> str:
+    val = d.get(key)
+    if isinstance(val, str):
+        return val
+    if val is None and not required:
+        return ""
+    raise RecordError(f"'{key}' must be a string" if val is not None else f"missing '{key}'")
+
+
+def _opt_str(d: dict[str, Any], key: str) -> str | None:
+    val = d.get(key)
+    if val is None or isinstance(val, str):
+        return val
+    raise RecordError(f"'{key}' must be a string or null")
+
+
+def _int(d: dict[str, Any], key: str) -> int:
+    val = d.get(key, 0)
+    if isinstance(val, int) and not isinstance(val, bool):
+        return val
+    raise RecordError(f"'{key}' must be an integer")
+
+
+# ---------------------------------------------------------------------------- record types
+#
+# A record's JSON form is derived from its dataclass: ``kind`` and ``v`` first (for records that
+# have a kind), then its fields in declaration order, then the unknown fields it arrived with
+# (``extra``). Field metadata says what a declaration cannot:
+#   required  reading refuses a record without this string
+#   omitted   written only when it differs from its default
+#   check     a test of the whole line, run before any field is read
+#   read      how the field is read, when its type does not say (str, str | None, int do)
+#   write     how the value is written, when it is not JSON as it stands
+#   inline    a mapping written key by key at the record's own level (these keys)
+#   also      other keys this field is read from (so they are not unknown fields)
+
+REQUIRED: Mapping[str, Any] = MappingProxyType({"required": True})
+OMITTED: Mapping[str, Any] = MappingProxyType({"omitted": True})
+
+Reader = Callable[[dict[str, Any], str], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    name: str
+    type: str  # the annotation, as written
+    read: Reader
+    write: Callable[[Any], Any] | None
+    check: Callable[[dict[str, Any]], None] | None
+    omitted: bool
+    default: Any
+    inline: tuple[str, ...]
+
+
+class JsonRecord:
+    """What every record type shares: its JSON form, derived from its fields by :func:`_record`."""
+
+    __slots__ = ()
+    KIND: ClassVar[str | None] = None  # the "kind" of its lines; None: neither kind nor v
+    _LAYOUT: ClassVar[tuple[_Field, ...]] = ()
+    _KNOWN: ClassVar[frozenset[str]] = frozenset()  # every key that is not an unknown field
+    _FROM_DICT: ClassVar[Callable[[Any, dict[str, Any]], Any]]
+    extra: dict[str, Any]
+    v: int
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError  # each record type gets its own from _record
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Self:
+        rec: Self = cls._FROM_DICT(cls, d)
+        return rec
+
+
+R = TypeVar("R", bound=JsonRecord)
+
+
+def _record(cls: type[R]) -> type[R]:
+    """Derive the JSON layout of the dataclass ``cls`` from its fields, and compile its
+    conversions (as :mod:`dataclasses` compiles ``__init__``: a chunk line is read or written
+    per chunk, and straight-line code costs what the hand-written conversions cost)."""
+    layout = []
+    known: set[str] = set() if cls.KIND is None else {"kind", "v"}
+    for f in fields(cls):  # type: ignore[arg-type]  # (a dataclass by the time it is decorated)
+        if f.name in ("extra", "v"):
+            continue
+        m = f.metadata
+        default: Any = None
+        if f.default is not MISSING:
+            default = f.default
+        elif f.default_factory is not MISSING:
+            default = f.default_factory()
+        read = m.get("read") or _reader(str(f.type), bool(m.get("required")), default)
+        inline = tuple(m.get("inline", ()))
+        layout.append(
+            _Field(f.name, str(f.type), read, m.get("write"), m.get("check"),
+                   bool(m.get("omitted")), default, inline)
+        )  # fmt: skip
+        known.update(inline or (f.name,), m.get("also", ()))
+    cls._LAYOUT = tuple(layout)
+    cls._KNOWN = frozenset(known)
+    to_dict, cls._FROM_DICT = _compile(cls.KIND, cls._LAYOUT, cls._KNOWN)
+    setattr(cls, "to_dict", to_dict)  # noqa: B010 — mypy refuses assigning to a method
+    return cls
+
+
+def _compile(
+    kind: str | None, layout: tuple[_Field, ...], known: frozenset[str]
+) -> tuple[Callable[[Any], dict[str, Any]], Callable[[Any, dict[str, Any]], Any]]:
+    """``to_dict`` and ``from_dict`` for ``layout``, as straight-line code."""
+    ns: dict[str, Any] = {"KIND": kind, "KNOWN": known, "_extra": _extra,
+                          "_version": _version, "_merge_extra": _merge_extra,
+                          "_is_default": _is_default}  # fmt: skip
+    entries = ['"kind": KIND', '"v": rec.v'] if kind is not None else []
+    after: list[str] = []  # once a field may be left out, the later ones follow in order
+    checks: list[str] = []
+    args: list[str] = []
+    for i, f in enumerate(layout):
+        ns[f"read{i}"], ns[f"write{i}"], ns[f"check{i}"] = f.read, f.write, f.check
+        ns[f"default{i}"] = f.default
+        value = f"rec.{f.name}" if f.write is None else f"write{i}(rec.{f.name})"
+        if f.check is not None:
+            checks.append(f"    check{i}(d)")
+        if f.inline:
+            pairs = [(repr(k), f"rec.{f.name}.get({k!r})") for k in f.inline]
+            args.append(f"{f.name}={{{', '.join(f'{k!r}: d.get({k!r})' for k in f.inline)}}}")
+        else:
+            pairs = [(repr(f.name), value)]
+            args.append(f"{f.name}=read{i}(d, {f.name!r})")
+        if f.omitted:
+            after.append(f"    if not _is_default(rec.{f.name}, default{i}):")
+            after.append(f"        d[{f.name!r}] = {value}")
+        elif after:
+            after += [f"    d[{k}] = {v}" for k, v in pairs]
+        else:
+            entries += [f"{k}: {v}" for k, v in pairs]
+    args.append("extra=_extra(d, KNOWN)")
+    if kind is not None:
+        args.append("v=_version(d)")
+    source = "\n".join([
+        "def to_dict(rec):",
+        f"    d = {{{', '.join(entries)}}}",
+        *after,
+        "    _merge_extra(d, rec.extra)",
+        "    return d",
+        "def from_dict(cls, d):",
+        *checks,
+        f"    return cls({', '.join(args)})",
+    ])  # fmt: skip
+    exec(source, ns)  # the source is built above from field names only
+    return ns["to_dict"], ns["from_dict"]
+
+
+def _reader(annotation: str, required: bool, default: Any) -> Reader:
+    if annotation == "str":
+        return _required_str if required else _str
+    if annotation == "str | None":
+        return _opt_str
+    if annotation == "int":
+        return _int
+
+    def read(d: dict[str, Any], key: str) -> Any:
+        return d[key] if key in d else copy.copy(default)
+
+    return read
+
+
+def _is_default(val: Any, default: Any) -> bool:
+    return val is default or (type(val) is type(default) and val == default)
+
+
+def _required_str(d: dict[str, Any], key: str) -> str:
+    return _str(d, key, required=True)
+
+
+@_record
 @dataclass(slots=True)
-class Block:
-    type: str
-    text: str
+class Block(JsonRecord):
+    type: str = field(metadata=REQUIRED)
+    text: str = field(metadata=REQUIRED)
     tool_name: str | None = None
     tool_use_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "type": self.type,
-            "text": self.text,
-            "tool_name": self.tool_name,
-            "tool_use_id": self.tool_use_id,
-        }
-        _merge_extra(d, self.extra)
-        return d
-
     @classmethod
-    def from_dict(cls, d: Any) -> Block:
+    def from_dict(cls, d: Any) -> Self:
         if not isinstance(d, dict):
             raise RecordError("block is not a JSON object")
-        return cls(
-            type=_str(d, "type", required=True),
-            text=_str(d, "text", required=True),
-            tool_name=_opt_str(d, "tool_name"),
-            tool_use_id=_opt_str(d, "tool_use_id"),
-            extra=_extra(d, _BLOCK_FIELDS),
-        )
+        rec: Self = cls._FROM_DICT(cls, d)
+        return rec
 
 
+def _has_blocks(d: dict[str, Any]) -> None:
+    if not isinstance(d.get("blocks"), list):
+        raise RecordError("turn has no 'blocks' list")
+
+
+@_record
 @dataclass(slots=True)
-class Turn:
+class Turn(JsonRecord):
     """One message of a session, normalised across agents."""
 
+    KIND = "turn"
     harness: str
-    session_id: str
-    turn_uuid: str
+    session_id: str = field(metadata=REQUIRED)
+    turn_uuid: str = field(metadata=REQUIRED)
     parent_uuid: str | None
     seq: int
     ts: str
@@ -174,59 +366,35 @@ class Turn:
     workdir: str
     repo: str
     source_path: str
-    blocks: list[Block]
+    blocks: list[Block] = field(
+        metadata={
+            "check": _has_blocks,
+            "read": lambda d, key: [Block.from_dict(b) for b in d[key]],
+            "write": lambda blocks: [b.to_dict() for b in blocks],
+        }
+    )
     extra: dict[str, Any] = field(default_factory=dict)
     v: int = SCHEMA_VERSION
 
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "kind": "turn",
-            "v": self.v,
-            "harness": self.harness,
-            "session_id": self.session_id,
-            "turn_uuid": self.turn_uuid,
-            "parent_uuid": self.parent_uuid,
-            "seq": self.seq,
-            "ts": self.ts,
-            "role": self.role,
-            "workdir": self.workdir,
-            "repo": self.repo,
-            "source_path": self.source_path,
-            "blocks": [b.to_dict() for b in self.blocks],
-        }
-        _merge_extra(d, self.extra)
-        return d
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Turn:
-        blocks = d.get("blocks")
-        if not isinstance(blocks, list):
-            raise RecordError("turn has no 'blocks' list")
-        return cls(
-            harness=_str(d, "harness"),
-            session_id=_str(d, "session_id", required=True),
-            turn_uuid=_str(d, "turn_uuid", required=True),
-            parent_uuid=_opt_str(d, "parent_uuid"),
-            seq=_int(d, "seq"),
-            ts=_str(d, "ts"),
-            role=_str(d, "role"),
-            workdir=_str(d, "workdir"),
-            repo=_str(d, "repo"),
-            source_path=_str(d, "source_path"),
-            blocks=[Block.from_dict(b) for b in blocks],
-            extra=_extra(d, _TURN_FIELDS),
-            v=_version(d),
-        )
+def _vector_is_numbers(d: dict[str, Any]) -> None:
+    vector = d.get("vector")
+    if vector is not None and not (
+        isinstance(vector, list) and all(isinstance(x, (int, float)) for x in vector)
+    ):
+        raise RecordError("chunk 'vector' is not a list of numbers")
 
 
+@_record
 @dataclass(slots=True)
-class Chunk:
+class Chunk(JsonRecord):
     """One stored, searchable piece of one block (the unit of recall)."""
 
-    id: str
-    text: str
-    session_id: str
-    turn_uuid: str
+    KIND = "chunk"
+    id: str = field(metadata=REQUIRED)
+    text: str = field(metadata=REQUIRED)
+    session_id: str = field(metadata=REQUIRED)
+    turn_uuid: str = field(metadata=REQUIRED)
     parent_uuid: str | None
     seq: int
     ts: str
@@ -239,87 +407,138 @@ class Chunk:
     workdir: str
     repo: str
     source_path: str
-    vector: list[float] | None = None
-    model: str | None = None
+    # Added by funes-embed.
+    vector: list[float] | None = field(
+        default=None, metadata={"check": _vector_is_numbers, **OMITTED}
+    )
+    model: str | None = field(default=None, metadata=OMITTED)
     extra: dict[str, Any] = field(default_factory=dict)
     v: int = SCHEMA_VERSION
 
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "kind": "chunk",
-            "v": self.v,
-            "id": self.id,
-            "text": self.text,
-            "session_id": self.session_id,
-            "turn_uuid": self.turn_uuid,
-            "parent_uuid": self.parent_uuid,
-            "seq": self.seq,
-            "ts": self.ts,
-            "role": self.role,
-            "block_type": self.block_type,
-            "block_idx": self.block_idx,
-            "split_idx": self.split_idx,
-            "tool_name": self.tool_name,
-            "harness": self.harness,
-            "workdir": self.workdir,
-            "repo": self.repo,
-            "source_path": self.source_path,
-        }
-        if self.vector is not None:
-            d["vector"] = self.vector
-        if self.model is not None:
-            d["model"] = self.model
-        _merge_extra(d, self.extra)
-        return d
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Chunk:
+        """A chunk from a table row, whose columns may all be null: a null string field is
+        ``""``, a null number ``0``, an optional field stays null; the vector becomes a list."""
+        kw: dict[str, Any] = {f.name: row.get(f.name) for f in cls._LAYOUT}
+        for f in cls._LAYOUT:
+            if kw[f.name] is None and f.type in _NULL:
+                kw[f.name] = _NULL[f.type]
+        if kw["vector"] is not None:
+            kw["vector"] = list(kw["vector"])
+        return cls(**kw)
+
+
+_NULL = {"str": "", "int": 0}  # what Chunk.from_row makes of a null
+
+# The fields every chunk carries (``vector`` and ``model`` come later, from funes-embed): what a
+# hit shows of its chunk, and what is stored of one besides its vector.
+CHUNK_FIELDS = tuple(f.name for f in Chunk._LAYOUT if f.name not in ("vector", "model"))
+
+
+@_record
+@dataclass(slots=True, kw_only=True)
+class HitRecord(JsonRecord):
+    """One answer of `funes-query` / `funes recall --json`: a chunk and why it was found."""
+
+    KIND = "hit"
+    rank: int
+    score: float
+    scores: dict[str, Any]  # lexical_rank, vector_rank, rerank, relevance, recency
+    memory: str  # label of the memory read
+    chunk: dict[str, Any] = field(metadata={"inline": CHUNK_FIELDS})  # as stored; never a vector
+    neighbors: list[dict[str, Any]]
+    # other places holding the same text: session_id, turn_uuid, seq, ts and the get command
+    duplicates: list[dict[str, Any]] = field(default_factory=list, metadata=OMITTED)
+    trusted: bool = field(default=True, metadata=OMITTED)  # False: from a shared memory
+    verdict: str
+    answerable: float | None = field(default=None, metadata=OMITTED)
+    query: str
+    query_id: Any = field(default=None, metadata=OMITTED)
+    extra: dict[str, Any] = field(default_factory=dict)
+    v: int = SCHEMA_VERSION
+
+
+@_record
+@dataclass(slots=True, kw_only=True)
+class MissRecord(JsonRecord):
+    """The one answer of a query with no hits."""
+
+    KIND = "miss"
+    memory: str
+    verdict: str = "weak"
+    query: str
+    query_id: Any = field(default=None, metadata=OMITTED)
+    extra: dict[str, Any] = field(default_factory=dict)
+    v: int = SCHEMA_VERSION
+
+
+def _query_text(d: dict[str, Any], key: str) -> str:
+    q = d.get(key)
+    if not isinstance(q, str) or not q.strip():
+        raise RecordError("needs a non-empty string 'query'")
+    return q
+
+
+def _block_type(d: dict[str, Any], key: str) -> Any:
+    return d[key] if d.get(key) is not None else d.get("type")
+
+
+NUMBER = MappingProxyType({"option": "number"})  # a QueryLine option: a number
+FILTER = MappingProxyType({"option": "filter"})  # a QueryLine option: a filter
+
+
+@_record
+@dataclass(slots=True)
+class QueryLine(JsonRecord):
+    """One line of `funes-query`'s input: a question, the ``id`` its answers carry back (as
+    ``query_id``), and options that override the command's. Values stay as given (``type`` is
+    read as ``block_type``, like ``--type``); :func:`funes.validate.query` checks them."""
+
+    query: str = field(metadata={"read": _query_text})
+    id: Any = None
+    k: Any = field(default=None, metadata=NUMBER)
+    candidates: Any = field(default=None, metadata=NUMBER)
+    neighbors: Any = field(default=None, metadata=NUMBER)
+    half_life: Any = field(default=None, metadata=NUMBER)
+    block_type: Any = field(
+        default=None, metadata={**FILTER, "read": _block_type, "also": ("type",)}
+    )
+    harness: Any = field(default=None, metadata=FILTER)
+    workdir: Any = field(default=None, metadata=FILTER)
+    repo: Any = field(default=None, metadata=FILTER)
+    session: Any = field(default=None, metadata=FILTER)
+    since: Any = field(default=None, metadata=FILTER)
+    until: Any = field(default=None, metadata=FILTER)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Chunk:
-        vector = d.get("vector")
-        if vector is not None and not (
-            isinstance(vector, list) and all(isinstance(x, (int, float)) for x in vector)
-        ):
-            raise RecordError("chunk 'vector' is not a list of numbers")
-        return cls(
-            id=_str(d, "id", required=True),
-            text=_str(d, "text", required=True),
-            session_id=_str(d, "session_id", required=True),
-            turn_uuid=_str(d, "turn_uuid", required=True),
-            parent_uuid=_opt_str(d, "parent_uuid"),
-            seq=_int(d, "seq"),
-            ts=_str(d, "ts"),
-            role=_str(d, "role"),
-            block_type=_str(d, "block_type"),
-            block_idx=_int(d, "block_idx"),
-            split_idx=_int(d, "split_idx"),
-            tool_name=_opt_str(d, "tool_name"),
-            harness=_str(d, "harness"),
-            workdir=_str(d, "workdir"),
-            repo=_str(d, "repo"),
-            source_path=_str(d, "source_path"),
-            vector=vector,
-            model=_opt_str(d, "model"),
-            extra=_extra(d, _CHUNK_FIELDS),
-            v=_version(d),
-        )
+    def parse(cls, line: str | bytes) -> QueryLine:
+        """A query line from its JSON text; RecordError says what is wrong with it."""
+        try:
+            d = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            raise RecordError("invalid JSON") from None
+        if not isinstance(d, dict):
+            raise RecordError("needs a non-empty string 'query'")
+        return cls.from_dict(d)
+
+    def options(self) -> dict[str, Any]:
+        """The options this line sets (None: not set), keyed as funes.validate.query reads them."""
+        return {k: getattr(self, k) for k in QUERY_OPTIONS if getattr(self, k) is not None}
+
+
+_OPTIONS = [f for f in fields(QueryLine) if "option" in f.metadata]
+QUERY_OPTIONS = tuple(f.name for f in _OPTIONS)  # what a query line may set besides query, id
+QUERY_NUMBERS = tuple(f.name for f in _OPTIONS if f.metadata["option"] == "number")
+FILTERS = tuple(f.name for f in _OPTIONS if f.metadata["option"] == "filter")
 
 
 Record = Turn | Chunk
 
-_BLOCK_FIELDS = frozenset(("type", "text", "tool_name", "tool_use_id"))
-_TURN_FIELDS = frozenset(
-    ("kind", "v", "harness", "session_id", "turn_uuid", "parent_uuid", "seq", "ts", "role",
-     "workdir", "repo", "source_path", "blocks")
-)  # fmt: skip
-_CHUNK_FIELDS = frozenset(
-    ("kind", "v", "id", "text", "session_id", "turn_uuid", "parent_uuid", "seq", "ts", "role",
-     "block_type", "block_idx", "split_idx", "tool_name", "harness", "workdir", "repo",
-     "source_path", "vector", "model")
-)  # fmt: skip
-
 _KINDS: dict[str, Any] = {"turn": Turn, "chunk": Chunk}
 
 
-def dumps(record: Record | dict[str, Any]) -> str:
+def dumps(record: JsonRecord | dict[str, Any]) -> str:
     """The canonical JSON line (without newline) for a record or a plain dict.
 
     Non-ASCII is written literally, except the three characters that line-oriented readers
@@ -361,43 +580,3 @@ def _short(e: Exception) -> str:
     if isinstance(e, json.JSONDecodeError):
         return f"{e.msg} at column {e.colno}"
     return "not UTF-8"
-
-
-def _merge_extra(d: dict[str, Any], extra: dict[str, Any]) -> None:
-    for k, val in extra.items():
-        if k not in d:
-            d[k] = val
-
-
-def _extra(d: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
-    return {k: val for k, val in d.items() if k not in known}
-
-
-def _version(d: dict[str, Any]) -> int:
-    v = d.get("v", SCHEMA_VERSION)
-    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-        raise RecordError("'v' must be a positive integer")
-    return v
-
-
-def _str(d: dict[str, Any], key: str, required: bool = False) -> str:
-    val = d.get(key)
-    if isinstance(val, str):
-        return val
-    if val is None and not required:
-        return ""
-    raise RecordError(f"'{key}' must be a string" if val is not None else f"missing '{key}'")
-
-
-def _opt_str(d: dict[str, Any], key: str) -> str | None:
-    val = d.get(key)
-    if val is None or isinstance(val, str):
-        return val
-    raise RecordError(f"'{key}' must be a string or null")
-
-
-def _int(d: dict[str, Any], key: str) -> int:
-    val = d.get(key, 0)
-    if isinstance(val, int) and not isinstance(val, bool):
-        return val
-    raise RecordError(f"'{key}' must be an integer")

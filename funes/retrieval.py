@@ -29,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from funes.errors import UsageError
+from funes.records import CHUNK_FIELDS, HitRecord, MissRecord
 from funes.store import redaction
 
 if TYPE_CHECKING:
@@ -47,11 +48,6 @@ STRONG_COSINE = 0.43
 STRONG_COVERAGE = 0.6
 MAX_QUERY_CHARS = 4096  # a question, or an error message pasted whole; not a document
 NEIGHBOR_CHARS = 160  # of the neighbour's text, whitespace runs folded so it stays one line
-
-HIT_FIELDS = (
-    "id", "text", "session_id", "turn_uuid", "parent_uuid", "seq", "ts", "role", "block_type",
-    "block_idx", "split_idx", "tool_name", "harness", "workdir", "repo", "source_path",
-)  # fmt: skip
 
 
 @dataclass
@@ -246,41 +242,33 @@ class Result:
     signals: dict[str, float] = field(default_factory=dict)
     note: str = ""  # one-line notices for the output (a remote read from cache, offline, …)
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[HitRecord] | list[MissRecord]:
         """Hit records (docs/records.md), or one miss record when there are no hits."""
         if not self.hits:
-            miss: dict[str, Any] = {"kind": "miss", "v": 1, "memory": self.memory}
-            miss.update(verdict="weak", query=self.query.text)
-            if self.query.id is not None:
-                miss["query_id"] = self.query.id
-            return [miss]
+            return [MissRecord(memory=self.memory, query=self.query.text, query_id=self.query.id)]
+        answerable = self.signals.get("answerable")
         out = []
         for h in self.hits:
-            rec: dict[str, Any] = {
-                "kind": "hit",
-                "v": 1,
-                "rank": h.rank,
-                "score": round(h.score, 6),
-                "scores": h.scores,
-                "memory": h.memory or self.memory,
-            }
-            rec.update({f: h.row.get(f) for f in HIT_FIELDS})
-            rec["neighbors"] = h.neighbors
-            if h.duplicates:
-                mem = h.memory or self.memory
-                rec["duplicates"] = [
-                    {**d, "get": _get_command(d["session_id"], d["turn_uuid"], mem)}
-                    for d in h.duplicates
-                ]
-            if not h.trusted:
-                rec["trusted"] = False
-            rec["verdict"] = self.verdict
-            if "answerable" in self.signals:
-                rec["answerable"] = round(self.signals["answerable"], 4)
-            rec["query"] = self.query.text
-            if self.query.id is not None:
-                rec["query_id"] = self.query.id
-            out.append(rec)
+            mem = h.memory or self.memory
+            out.append(
+                HitRecord(
+                    rank=h.rank,
+                    score=round(h.score, 6),
+                    scores=h.scores,
+                    memory=mem,
+                    chunk={f: h.row.get(f) for f in CHUNK_FIELDS},
+                    neighbors=h.neighbors,
+                    duplicates=[
+                        {**d, "get": _get_command(d["session_id"], d["turn_uuid"], mem)}
+                        for d in h.duplicates
+                    ],
+                    trusted=h.trusted,
+                    verdict=self.verdict,
+                    answerable=None if answerable is None else round(answerable, 4),
+                    query=self.query.text,
+                    query_id=self.query.id,
+                )
+            )
         return out
 
 
@@ -342,7 +330,7 @@ class Searcher:
         order = rrf([[c for c, _ in lexical], [c for c, _ in vector]])
         if not order:
             return None
-        rows = mem.fetch(order, columns=[*HIT_FIELDS, "vector"])
+        rows = mem.fetch(order, columns=[*CHUNK_FIELDS, "vector"])
         cos: dict[str, float] = {}
         if qv is not None:
             missing = [r for r in rows if r.get("vector") is None][:EMBED_AT_QUERY]

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from funes.errors import UsageError
-from funes.records import BLOCK_TYPES
+from funes.records import BLOCK_TYPES, FILTERS, QUERY_NUMBERS
 
 if TYPE_CHECKING:
     from funes.retrieval import Filters, Query
@@ -34,7 +34,6 @@ LIMITS: dict[str, tuple[int, int]] = {
     "batch": (1, 100_000),
 }
 INTEGERS = frozenset(("k", "candidates", "neighbors", "window", "limit", "batch"))
-FILTERS = ("block_type", "harness", "workdir", "repo", "session", "since", "until")
 CLI_NAMES = {
     "k": "-k",
     "block_type": "--type",
@@ -179,7 +178,7 @@ def query(
     defaults = Query("")
     nums = {
         key: number(key, raw[key], style) if raw.get(key) is not None else getattr(defaults, key)
-        for key in ("k", "candidates", "neighbors", "half_life")
+        for key in QUERY_NUMBERS
     }
     return Query(
         words,

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from funes.records import QUERY_OPTIONS
 from funes.retrieval import DEFAULT_HALF_LIFE
-from funes.validate import FILTERS
 
 
 def add_search_options(p: argparse.ArgumentParser) -> None:
@@ -37,5 +37,4 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
 
 def search_values(args: argparse.Namespace) -> dict[str, Any]:
     """The numbers and filters as typed, for funes.validate.query."""
-    keys = ("k", "candidates", "neighbors", "half_life", *FILTERS)
-    return {k: getattr(args, k) for k in keys}
+    return {k: getattr(args, k) for k in QUERY_OPTIONS}

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -17,15 +16,12 @@ from funes.cli._args import Parser
 from funes.cli._pipe import BadLines, run
 from funes.cli._search_args import add_search_options, search_values
 from funes.errors import FunesError, UsageError
-from funes.records import RecordError, dumps
-from funes.validate import FILTERS
+from funes.records import QueryLine, RecordError, dumps
 
 if TYPE_CHECKING:
     from funes.retrieval import Query
 
 PROG = "funes-query"
-# What a stdin line may carry besides "query" and "id"; "type" is --type's spelling.
-LINE_KEYS = ("k", "candidates", "neighbors", "half_life", "type", *FILTERS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,14 +90,8 @@ def _main(args: argparse.Namespace) -> int:
 
 def query_line(raw: bytes, base: dict[str, Any]) -> Query:
     """One stdin line → a checked Query; the line's keys override the command's options."""
-    try:
-        d = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        raise RecordError("invalid JSON") from None
-    if not isinstance(d, dict) or not isinstance(d.get("query"), str) or not d["query"].strip():
-        raise RecordError("needs a non-empty string 'query'")
-    over = {("block_type" if k == "type" else k): d[k] for k in LINE_KEYS if d.get(k) is not None}
-    return validate.query(d["query"], {**base, **over}, style="json", id=d.get("id"))
+    line = QueryLine.parse(raw)
+    return validate.query(line.query, {**base, **line.options()}, style="json", id=line.id)
 
 
 if __name__ == "__main__":

@@ -359,17 +359,6 @@ def _append(local: Memory, work: Path, ids: list[str], create_table: bool) -> No
 
     target = open_memory(work, create=create_table, model=local.model)
     rows = local.fetch(ids, [*META_COLUMNS, "vector"])
-    chunks = [
-        Chunk(
-            id=r["id"], text=r["text"] or "", session_id=r["session_id"] or "",
-            turn_uuid=r["turn_uuid"] or "", parent_uuid=r["parent_uuid"], seq=r["seq"] or 0,
-            ts=r["ts"] or "", role=r["role"] or "", block_type=r["block_type"] or "",
-            block_idx=r["block_idx"] or 0, split_idx=r["split_idx"] or 0,
-            tool_name=r["tool_name"], harness=r["harness"] or "", workdir=r["workdir"] or "",
-            repo=r["repo"] or "", source_path=r["source_path"] or "",
-            vector=None if r.get("vector") is None else list(r["vector"]),
-        )
-        for r in rows
-    ]  # fmt: skip
+    chunks = [Chunk.from_row(r) for r in rows]
     with target.writer(interactive=False) as w:
         w.append(chunks)

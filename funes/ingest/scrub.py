@@ -28,7 +28,7 @@ import numpy as np
 from funes.chunking import chunk_id, reassemble, split
 from funes.errors import FunesError
 from funes.ingest.backfill import load_embed
-from funes.records import Chunk
+from funes.records import CHUNK_FIELDS, Chunk
 from funes.secrets import find, redact
 from funes.secrets import scanner as secret_scanner
 from funes.store import redaction
@@ -278,27 +278,12 @@ def resplit(template: dict[str, Any], text: str) -> list[Chunk]:
     """The chunks of a redacted block: ``text`` split afresh, ids from the block's
     coordinates — what chunking the redacted block would have produced."""
     sid, turn, bidx = template["session_id"], template["turn_uuid"], int(template["block_idx"])
+    block = {f: template[f] for f in CHUNK_FIELDS}
     return [
-        Chunk(
-            id=chunk_id(sid, turn, bidx, i),
-            text=piece,
-            session_id=sid,
-            turn_uuid=turn,
-            parent_uuid=template["parent_uuid"],
-            seq=template["seq"],
-            ts=template["ts"],
-            role=template["role"],
-            block_type=template["block_type"],
-            block_idx=bidx,
-            split_idx=i,
-            tool_name=template["tool_name"],
-            harness=template["harness"],
-            workdir=template["workdir"],
-            repo=template["repo"],
-            source_path=template["source_path"],
-        )
+        Chunk(**{**block, "id": chunk_id(sid, turn, bidx, i), "text": piece, "block_idx": bidx,
+                 "split_idx": i})
         for i, piece in enumerate(split(text))
-    ]
+    ]  # fmt: skip
 
 
 def _rechunk(blocks: Sequence[_Block]) -> list[Chunk]:
