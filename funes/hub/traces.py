@@ -22,6 +22,15 @@ from pathlib import Path
 
 from funes.errors import FunesError
 from funes.hub.spec import MemorySpec, State, state_message
+from funes.hub.transport import (
+    REPO_TYPE,
+    HubUnavailable,
+    api,
+    offline_error,
+    snapshot_dir,
+    status_of,
+    token,
+)
 from funes.sources import Unit, get_source
 
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
@@ -63,9 +72,7 @@ def target(arg: str) -> str | None:
 
 def resolve(repo_id: str) -> TraceDataset:
     """The dataset's parquet conversion: its commit and sorted shard paths (two requests)."""
-    from huggingface_hub.hf_api import RepoFile
-
-    from funes.hub.transport import REPO_TYPE, api
+    from huggingface_hub.hf_api import RepoFile  # lazy: huggingface_hub only to talk to the Hub
 
     spec = MemorySpec(repo_id=repo_id)
     try:
@@ -99,8 +106,6 @@ def resolve(repo_id: str) -> TraceDataset:
 
 def units(ds: TraceDataset) -> list[Unit]:
     """One unit per shard, in shard order; each downloads its shard when first read."""
-    from funes.hub.transport import snapshot_dir
-
     parquet = get_source("parquet")
     snap = snapshot_dir(ds.repo_id, ds.commit)
     return [
@@ -125,9 +130,7 @@ class _Fetch:
     shard: str
 
     def __call__(self) -> Path:
-        from huggingface_hub import hf_hub_download
-
-        from funes.hub.transport import REPO_TYPE
+        from huggingface_hub import hf_hub_download  # lazy: huggingface_hub only to talk to the Hub
 
         spec = MemorySpec(repo_id=self.repo_id)
         try:
@@ -141,9 +144,8 @@ class _Fetch:
 
 def _hub_error(spec: MemorySpec, e: BaseException) -> FunesError:
     """The same one-line messages remote recall gives for a dataset it cannot read."""
+    # lazy: huggingface_hub only to talk to the Hub
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
-
-    from funes.hub.transport import HubUnavailable, offline_error, status_of, token
 
     code = status_of(e)
     if isinstance(e, RepositoryNotFoundError):

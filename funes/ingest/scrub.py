@@ -38,7 +38,7 @@ from funes.store.memory import (
     Memory,
     MemoryMissing,
     MemoryWriter,
-    _deletion_files,
+    deletion_files,
     open_memory,
 )
 
@@ -164,7 +164,7 @@ def _writer(mem: Memory) -> Iterator[MemoryWriter]:
 def _has_history(mem: Memory) -> bool:
     """Whether older table versions (or deleted rows) may still hold old text on disk."""
     try:
-        return mem.version_count() > 1 or bool(_deletion_files(mem.path))
+        return mem.version_count() > 1 or bool(deletion_files(mem.path))
     except Exception:
         return True
 

@@ -474,7 +474,7 @@ class MemoryWriter:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "cleanup_older_than=0 removes every version"
             self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
-            if _deletion_files(self.memory.path):
+            if deletion_files(self.memory.path):
                 # Compaction leaves a large fragment with few deleted rows as it is; rewriting
                 # the table is the only way to drop those rows' bytes.
                 whole = self._table.to_arrow()
@@ -585,7 +585,8 @@ class MemoryWriter:
         return report
 
 
-def _deletion_files(path: Path) -> list[Path]:
+def deletion_files(path: Path) -> list[Path]:
+    """The table's deletion files: rows deleted but whose bytes are still on disk."""
     d = path / f"{TABLE}.lance" / "_deletions"
     return [f for f in d.iterdir() if f.is_file()] if d.is_dir() else []
 
