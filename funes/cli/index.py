@@ -91,6 +91,7 @@ def _main(args: argparse.Namespace) -> int:
     from funes.ingest import indexer
     from funes.ingest.backfill import backfill
     from funes.ingest.report import as_dict, describe
+    from funes.memories import open_one
 
     limit = validate.number("limit", args.limit) if args.limit is not None else None
     # a sweep reads agents; with paths, any registered source (parquet too) may be forced
@@ -99,7 +100,7 @@ def _main(args: argparse.Namespace) -> int:
         raise UsageError("--backfill takes no path: it embeds what the memory already holds")
     progress = IndexProgress()
     if args.backfill:
-        report = backfill(args.memory, progress=progress)
+        report = backfill(args.memory, progress=progress, open_with=open_one)
     else:
         paths, units = indexer.hub_units(args.paths, on_dataset=_announce)
         opts = indexer.IndexOptions(

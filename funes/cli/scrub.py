@@ -44,10 +44,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     from funes.ingest.scrub import describe, scrub
+    from funes.memories import open_one
 
     with steps(4, "scrub") as step:
         report = scrub(
-            args.memory, dry_run=args.dry_run, builtin_only=args.builtin_only, on_step=step
+            args.memory,
+            dry_run=args.dry_run,
+            builtin_only=args.builtin_only,
+            on_step=step,
+            open_with=open_one,
         )
     if args.json:
         print(json.dumps(report.as_dict()))

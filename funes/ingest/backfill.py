@@ -21,7 +21,7 @@ from funes.ingest.report import SILENT, IndexReport, Progress
 from funes.store import open_memory
 
 if TYPE_CHECKING:
-    from funes.store.memory import MemoryWriter
+    from funes.store.memory import Memory, MemoryWriter
 
 EMBED_BATCH = 64
 
@@ -31,10 +31,13 @@ def backfill(
     deadline: float | None = None,
     progress: Progress | None = None,
     interactive: bool | None = None,
+    open_with: Callable[[str | None], Memory] = open_memory,
 ) -> IndexReport:
-    """Fill in the vectors of chunks stored without one (`funes index --backfill`)."""
+    """Fill in the vectors of chunks stored without one (`funes index --backfill`).
+    ``open_with`` opens ``memory`` (default: a local directory; the CLI passes the resolver of
+    memory specs)."""
     t0 = time.monotonic()
-    mem = open_memory(memory)
+    mem = open_with(memory)
     report = IndexReport(memory=mem.label)
     progress = progress or SILENT
     with mem.writer(interactive=stdin_interactive(interactive)) as w:

@@ -93,17 +93,19 @@ def scrub(
     builtin_only: bool = False,
     embed: Callable[[list[str]], np.ndarray] | None = None,
     on_step: Callable[[str], None] | None = None,
+    open_with: Callable[[str | None], Memory] = open_memory,
 ) -> ScrubReport:
     """Scrub a local memory (see the module docstring); ``dry_run`` changes nothing.
 
     Without ``builtin_only`` a scanner must be available (ScannerError otherwise). ``embed``
     (texts → vectors) defaults to the installed embedder; without one, replaced rows are
     stored without vectors (``funes index --backfill`` fills them in). ``on_step`` hears the
-    name of each phase as it starts (scanning, re-embedding, writing, purging).
+    name of each phase as it starts (scanning, re-embedding, writing, purging). ``open_with``
+    opens ``memory`` (default: a local directory; the CLI passes the resolver of memory specs).
     """
     step = on_step or (lambda _: None)
     try:
-        mem = open_memory(memory)
+        mem = open_with(memory)
     except MemoryMissing as e:
         raise MemoryMissing(f"nothing to scrub: {e}") from None
     scanner = BUILTIN_ONLY if builtin_only else _scanner_kind()
