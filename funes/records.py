@@ -16,9 +16,9 @@ import copy
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, ClassVar, Self
 
 SCHEMA_VERSION = 1
 
@@ -195,31 +195,48 @@ OMITTED: Mapping[str, Any] = MappingProxyType({"omitted": True})
 Reader = Callable[[dict[str, Any], str], Any]
 
 
-@dataclass(frozen=True, slots=True)
 class _Field:
-    name: str
-    type: str  # the annotation, as written
-    read: Reader
-    write: Callable[[Any], Any] | None
-    check: Callable[[dict[str, Any]], None] | None
-    omitted: bool
-    default: Any
-    inline: tuple[str, ...]
+    """How one field is read from and written to JSON (see the metadata above)."""
+
+    __slots__ = ("check", "default", "inline", "name", "omitted", "read", "type", "write")
+
+    def __init__(self, f: Field[Any]) -> None:
+        m = f.metadata
+        self.name = f.name
+        self.type = str(f.type)  # the annotation, as written
+        self.default: Any = None
+        if f.default is not MISSING:
+            self.default = f.default
+        elif f.default_factory is not MISSING:
+            self.default = f.default_factory()
+        self.read: Reader = m.get("read") or _reader(
+            self.type, bool(m.get("required")), self.default
+        )
+        self.write: Callable[[Any], Any] | None = m.get("write")
+        self.check: Callable[[dict[str, Any]], None] | None = m.get("check")
+        self.omitted = bool(m.get("omitted"))
+        self.inline: tuple[str, ...] = tuple(m.get("inline", ()))
+
+
+def _derive_then_read(cls: Any, d: dict[str, Any]) -> Any:
+    return _derive(cls)(cls, d)
 
 
 class JsonRecord:
-    """What every record type shares: its JSON form, derived from its fields by :func:`_record`."""
+    """What every record type shares: its JSON form, derived from its dataclass fields the
+    first time a record of its type is read or written."""
 
     __slots__ = ()
     KIND: ClassVar[str | None] = None  # the "kind" of its lines; None: neither kind nor v
-    _LAYOUT: ClassVar[tuple[_Field, ...]] = ()
-    _KNOWN: ClassVar[frozenset[str]] = frozenset()  # every key that is not an unknown field
-    _FROM_DICT: ClassVar[Callable[[Any, dict[str, Any]], Any]]
+    _LAYOUT: ClassVar[tuple[_Field, ...]]
+    _KNOWN: ClassVar[frozenset[str]]  # every key that is not an unknown field
+    _FROM_DICT: ClassVar[Callable[[Any, dict[str, Any]], Any]] = _derive_then_read
     extra: dict[str, Any]
     v: int
 
     def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError  # each record type gets its own from _record
+        _derive(type(self))  # replaces this method with the type's own
+        return self.to_dict()
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Self:
@@ -227,36 +244,24 @@ class JsonRecord:
         return rec
 
 
-R = TypeVar("R", bound=JsonRecord)
-
-
-def _record(cls: type[R]) -> type[R]:
-    """Derive the JSON layout of the dataclass ``cls`` from its fields, and compile its
+def _derive(cls: type[JsonRecord]) -> Callable[[Any, dict[str, Any]], Any]:
+    """Derive the JSON layout of the record dataclass ``cls`` from its fields, and compile its
     conversions (as :mod:`dataclasses` compiles ``__init__``: a chunk line is read or written
-    per chunk, and straight-line code costs what the hand-written conversions cost)."""
-    layout = []
+    per chunk, and straight-line code costs what hand-written conversions cost). Done on first
+    use, so a command pays only for the record types it handles; returns ``from_dict``."""
+    if "_FROM_DICT" in cls.__dict__:
+        return cls._FROM_DICT
+    own = [f for f in fields(cls) if f.name not in ("extra", "v")]  # type: ignore[arg-type]
+    layout = tuple(_Field(f) for f in own)
     known: set[str] = set() if cls.KIND is None else {"kind", "v"}
-    for f in fields(cls):  # type: ignore[arg-type]  # (a dataclass by the time it is decorated)
-        if f.name in ("extra", "v"):
-            continue
-        m = f.metadata
-        default: Any = None
-        if f.default is not MISSING:
-            default = f.default
-        elif f.default_factory is not MISSING:
-            default = f.default_factory()
-        read = m.get("read") or _reader(str(f.type), bool(m.get("required")), default)
-        inline = tuple(m.get("inline", ()))
-        layout.append(
-            _Field(f.name, str(f.type), read, m.get("write"), m.get("check"),
-                   bool(m.get("omitted")), default, inline)
-        )  # fmt: skip
-        known.update(inline or (f.name,), m.get("also", ()))
-    cls._LAYOUT = tuple(layout)
+    for f in own:
+        known.update(f.metadata.get("inline") or (f.name,), f.metadata.get("also", ()))
+    cls._LAYOUT = layout
     cls._KNOWN = frozenset(known)
-    to_dict, cls._FROM_DICT = _compile(cls.KIND, cls._LAYOUT, cls._KNOWN)
+    to_dict, from_dict = _compile(cls.KIND, layout, cls._KNOWN)
     setattr(cls, "to_dict", to_dict)  # noqa: B010 — mypy refuses assigning to a method
-    return cls
+    cls._FROM_DICT = from_dict
+    return from_dict
 
 
 def _compile(
@@ -283,7 +288,10 @@ def _compile(
             pairs = [(repr(f.name), value)]
             args.append(f"{f.name}=read{i}(d, {f.name!r})")
         if f.omitted:
-            after.append(f"    if not _is_default(rec.{f.name}, default{i}):")
+            if f.default is None or isinstance(f.default, bool):  # None, True, False: by identity
+                after.append(f"    if rec.{f.name} is not default{i}:")
+            else:
+                after.append(f"    if not _is_default(rec.{f.name}, default{i}):")
             after.append(f"        d[{f.name!r}] = {value}")
         elif after:
             after += [f"    d[{k}] = {v}" for k, v in pairs]
@@ -328,7 +336,6 @@ def _required_str(d: dict[str, Any], key: str) -> str:
     return _str(d, key, required=True)
 
 
-@_record
 @dataclass(slots=True)
 class Block(JsonRecord):
     type: str = field(metadata=REQUIRED)
@@ -350,7 +357,6 @@ def _has_blocks(d: dict[str, Any]) -> None:
         raise RecordError("turn has no 'blocks' list")
 
 
-@_record
 @dataclass(slots=True)
 class Turn(JsonRecord):
     """One message of a session, normalised across agents."""
@@ -385,7 +391,6 @@ def _vector_is_numbers(d: dict[str, Any]) -> None:
         raise RecordError("chunk 'vector' is not a list of numbers")
 
 
-@_record
 @dataclass(slots=True)
 class Chunk(JsonRecord):
     """One stored, searchable piece of one block (the unit of recall)."""
@@ -419,6 +424,7 @@ class Chunk(JsonRecord):
     def from_row(cls, row: Mapping[str, Any]) -> Chunk:
         """A chunk from a table row, whose columns may all be null: a null string field is
         ``""``, a null number ``0``, an optional field stays null; the vector becomes a list."""
+        _derive(cls)
         kw: dict[str, Any] = {f.name: row.get(f.name) for f in cls._LAYOUT}
         for f in cls._LAYOUT:
             if kw[f.name] is None and f.type in _NULL:
@@ -432,10 +438,11 @@ _NULL = {"str": "", "int": 0}  # what Chunk.from_row makes of a null
 
 # The fields every chunk carries (``vector`` and ``model`` come later, from funes-embed): what a
 # hit shows of its chunk, and what is stored of one besides its vector.
-CHUNK_FIELDS = tuple(f.name for f in Chunk._LAYOUT if f.name not in ("vector", "model"))
+CHUNK_FIELDS = tuple(
+    f.name for f in fields(Chunk) if f.name not in ("vector", "model", "extra", "v")
+)
 
 
-@_record
 @dataclass(slots=True, kw_only=True)
 class HitRecord(JsonRecord):
     """One answer of `funes-query` / `funes recall --json`: a chunk and why it was found."""
@@ -458,7 +465,6 @@ class HitRecord(JsonRecord):
     v: int = SCHEMA_VERSION
 
 
-@_record
 @dataclass(slots=True, kw_only=True)
 class MissRecord(JsonRecord):
     """The one answer of a query with no hits."""
@@ -487,7 +493,6 @@ NUMBER = MappingProxyType({"option": "number"})  # a QueryLine option: a number
 FILTER = MappingProxyType({"option": "filter"})  # a QueryLine option: a filter
 
 
-@_record
 @dataclass(slots=True)
 class QueryLine(JsonRecord):
     """One line of `funes-query`'s input: a question, the ``id`` its answers carry back (as

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import pytest
 
@@ -11,9 +12,12 @@ from funes import records
 from funes.records import (
     CHUNK_FIELDS,
     FILTERS,
+    OMITTED,
     QUERY_OPTIONS,
+    REQUIRED,
     Chunk,
     HitRecord,
+    JsonRecord,
     MissRecord,
     QueryLine,
     RecordError,
@@ -107,3 +111,27 @@ def test_records_imports_nothing_heavy() -> None:
     assert imported <= {
         "__future__", "copy", "json", "re", "collections.abc", "dataclasses", "types", "typing",
     }  # fmt: skip
+
+
+def test_the_table_columns_are_the_chunk_fields_and_its_vector() -> None:
+    from funes.store.memory import COLUMNS
+
+    assert sorted(COLUMNS) == sorted([*CHUNK_FIELDS, "vector"])
+
+
+def test_a_new_record_type_is_a_dataclass_and_nothing_else() -> None:
+    @dataclass(slots=True)
+    class Tag(JsonRecord):
+        KIND = "tag"
+        name: str = field(metadata=REQUIRED)
+        note: str | None = field(default=None, metadata=OMITTED)
+        extra: dict[str, Any] = field(default_factory=dict)
+        v: int = 1
+
+    assert "_FROM_DICT" not in Tag.__dict__  # derived on first use
+    tag = Tag.from_dict({"kind": "tag", "name": "x", "mine": [1]})
+    compiled = Tag.__dict__["to_dict"]
+    assert dumps(tag) == '{"kind":"tag","v":1,"name":"x","mine":[1]}'
+    assert Tag.__dict__["to_dict"] is compiled
+    with pytest.raises(RecordError, match="missing 'name'"):
+        Tag.from_dict({"kind": "tag"})
