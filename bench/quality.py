@@ -133,7 +133,7 @@ def summarize(ranks: list[int | None]) -> dict[str, float]:
 def evaluate(systems: dict[str, Any], queries: list[dict[str, Any]]) -> dict[str, Any]:
     """Every system on every question: ranks, verdicts and tokens, summarised (deterministic:
     "now" is fixed and every tie is broken by id)."""
-    from funes.cli._format import recall_agent
+    from funes.render.formats import recall_agent
     from funes.retrieval import Query
 
     out: dict[str, Any] = {}

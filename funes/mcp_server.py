@@ -152,7 +152,7 @@ def recall(
     memory: str | None = None,
 ) -> str:
     from funes import validate
-    from funes.cli._format import recall_agent
+    from funes.render.formats import recall_agent
 
     raw = {"k": k, "block_type": block_type, "harness": harness}
     q = validate.query(" ".join(query.split()), raw, style="mcp")  # before any model loads
@@ -163,8 +163,8 @@ def get(
     memories: Memories, session_id: str, turn_uuid: str, window: int = 3, memory: str | None = None
 ) -> str:
     from funes import validate
-    from funes.cli._format import get_agent
-    from funes.cli.get import window as turn_window
+    from funes.render.formats import get_agent
+    from funes.render.turns import window as turn_window
 
     width = validate.number("window", window, style="mcp")
     sid = validate.text("session_id", session_id, style="mcp").strip()
@@ -179,10 +179,10 @@ def get(
 
 
 def status(memories: Memories, memory: str | None = None) -> str:
-    from funes.cli.status import render
     from funes.ingest.pending import pending_sources
     from funes.models import EMBEDDER_PIN
     from funes.models.reranker import find_reranker
+    from funes.render.status import status_text
     from funes.store import MemoryMissing, memory_dir, memory_label
     from funes.store.status import memory_status
 
@@ -192,7 +192,7 @@ def status(memories: Memories, memory: str | None = None) -> str:
         label = memory_label(memory_dir(memories.spec(memory)))
         return f"memory: {label}\n{e}\n"
     rr = find_reranker()
-    return render(
+    return status_text(
         memory_status(mem, pending_sources(mem.path)),
         {"embedder": EMBEDDER_PIN.name, "reranker": rr.name if rr else None},
     )

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 from conftest import jsonl, run_cmd, write_jsonl
 
-from funes.cli._format import escape_passage, get_agent, group_turns, one_line, recall_agent
+from funes.render.formats import escape_passage, get_agent, one_line, recall_agent
+from funes.render.turns import group_turns
 
 SID = "9b1f0c2e-0000-4000-8000-000000000001"
 CWD = "/home/ana/proj"

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO, jsonl, run_cmd, write_jsonl
 
-from funes.cli._format import WEAK_LINE, get_agent, group_turns, recall_agent
+from funes.render.formats import WEAK_LINE, get_agent, recall_agent
+from funes.render.turns import group_turns
 from funes.retrieval import Filters, Hit, Query, Result, parse_when, recency_weight, rrf
 
 SAMPLES = REPO / "contrib" / "samples"

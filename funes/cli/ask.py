@@ -128,7 +128,7 @@ def _passages(result: Any) -> str:
     chunk is at most 1,200 characters, but a turn next to a hit may have many blocks, so
     neighbour lines are dropped (farthest first) until the passages fit."""
     from funes.agents.ask import PROMPT_BYTES
-    from funes.cli._format import recall_agent
+    from funes.render.formats import recall_agent
 
     text = recall_agent(result)
     keep = max((len(h.neighbors) for h in result.hits), default=0)

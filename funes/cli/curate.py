@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import confirm
+from funes.render.push import push_text
 
 if TYPE_CHECKING:
     from funes.hub.curate import Session
@@ -219,7 +220,7 @@ def _review(
         from funes.hub.push import push
 
         report = push(spec, yes=True)
-        sys.stdout.write(report.text())
+        sys.stdout.write(push_text(report))
     return 0
 
 

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
 from funes.cli._args import Parser
-from funes.cli._format import TurnView, get_agent, get_human, group_turns
 from funes.cli._pipe import run
-from funes.cli._tty import spinner, tty_style
-from funes.errors import FunesError
-
-if TYPE_CHECKING:
-    from funes.store.memory import Memory
+from funes.cli._tty import spinner, term_width, tty_style
+from funes.render.formats import get_agent, get_human
+from funes.render.turns import window
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,38 +53,8 @@ def _main(args: argparse.Namespace) -> int:
         sys.stdout.write(get_agent(turns, mem.note, mem.label, mem.trusted))
     else:
         color = style.color if style is not None else False
-        sys.stdout.write(get_human(turns, turn_uuid, args.highlight, color))
+        sys.stdout.write(get_human(turns, turn_uuid, term_width(), args.highlight, color))
     return 0
-
-
-def window(mem: Memory, session_id: str, turn_uuid: str, width: int) -> list[TurnView]:
-    """The turns within ``width`` seq of the named turn; FunesError when it is not stored."""
-    return mem.retrying(lambda: _window(mem, session_id, turn_uuid, width))
-
-
-def _window(mem: Memory, session_id: str, turn_uuid: str, width: int) -> list[TurnView]:
-    from funes.store import redaction
-    from funes.store.memory import sql_str
-
-    found = (
-        mem.rows(
-            f"session_id = {sql_str(session_id)} AND turn_uuid = {sql_str(turn_uuid)}",
-            columns=("seq",),
-        )
-        .column("seq")
-        .to_pylist()
-    )
-    if not found:
-        raise FunesError(f"turn {turn_uuid} not found in session {session_id} ({mem.label})")
-    centre = min(found)
-    rows = mem.session_rows(
-        session_id,
-        centre - width,
-        centre + width,
-        columns=("turn_uuid", "seq", "ts", "role", "text", "block_type", "block_idx", "split_idx"),
-    )
-    redaction.mask_for_serving(mem, rows, whole_blocks=True)
-    return group_turns(rows)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import sys
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import confirm
+from funes.render.push import push_text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +42,7 @@ def _main(args: argparse.Namespace) -> int:
     report = push(
         spec, args.source, yes=args.yes, create=args.create, confirm=confirm if tty else None
     )
-    sys.stdout.write(report.text())
+    sys.stdout.write(push_text(report))
     return 0
 
 

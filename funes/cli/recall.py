@@ -10,11 +10,11 @@ import argparse
 import sys
 
 from funes.cli._args import Parser
-from funes.cli._format import recall_agent, recall_human
 from funes.cli._pipe import run
 from funes.cli._search_args import add_search_options, search_values
 from funes.cli._tty import spinner, tty_style
 from funes.records import dumps
+from funes.render.formats import recall_agent, recall_human
 
 
 def build_parser() -> argparse.ArgumentParser:

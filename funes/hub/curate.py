@@ -256,8 +256,8 @@ def stamp(spec: MemorySpec, info: RemoteInfo, project: str, model: str | None) -
     import lancedb
 
     from funes.hub import transport
-    from funes.hub.push import _check_writable, _listing
     from funes.hub.remote import forget_head
+    from funes.hub.upload import check_writable, listing
     from funes.store.memory import schema
 
     if info.state is State.READY:
@@ -265,7 +265,7 @@ def stamp(spec: MemorySpec, info: RemoteInfo, project: str, model: str | None) -
             f"{spec.uri} already holds a personal memory; funes does not turn it into a project "
             "memory — choose a new dataset for the project"
         )
-    _check_writable(spec)
+    check_writable(spec)
     if info.state is State.MISSING:
         transport.create_repo(spec)
     sch = schema(model)
@@ -275,7 +275,7 @@ def stamp(spec: MemorySpec, info: RemoteInfo, project: str, model: str | None) -
         work.mkdir()
         lancedb.connect(str(work)).create_table("chunks", schema=sch)
         files: list[tuple[str, bytes | Path]] = [
-            (spec.path_in_repo(rel), work / rel) for rel in sorted(_listing(work))
+            (spec.path_in_repo(rel), work / rel) for rel in sorted(listing(work))
         ]
         oid = transport.commit(
             spec, files, [], f"funes curate: project memory of {project}", parent=info.sha

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from funes.errors import FunesError, UsageError
 from funes.hub import receipt, transport
 from funes.hub.spec import MemorySpec, State, is_remote, parse_one, state_message
+from funes.hub.upload import SHIPPED, changes, check_writable, listing
 
 if TYPE_CHECKING:
     from funes.hub.gate import GateResult
@@ -38,9 +39,6 @@ if TYPE_CHECKING:
     from funes.store.memory import Memory
 
 MAX_RETRIES = 10
-# What a remote memory is made of; everything else in a memory dir stays local.
-SHIPPED = ("chunks.lance/", "lexical/")
-NOT_SHIPPED = ("chunks.lance/_versions/latest_version_hint.json",)
 
 
 class NothingPublished(FunesError):
@@ -66,29 +64,6 @@ class PushReport:
     notes: list[str] = field(default_factory=list)
     project: str = ""  # a project memory: only curated sessions are pushed
     pending_review: int = 0
-
-    def text(self) -> str:
-        out = []
-        if self.created_repo:
-            out.append(f"created {self.label} (private)\n")
-        if self.up_to_date:
-            out.append(f"{self.label}: already up to date ({self.local_chunks} chunks)\n")
-        else:
-            out.append(f"{self.label}: pushed {self.pushed} chunks (commit {self.commit})\n")
-        if self.card:
-            out.append(f"  dataset card {self.card}\n")
-        out.extend(f"  note: {n}\n" for n in self.notes)
-        if self.pending_review:
-            out.append(
-                f"  {self.pending_review} session(s) on this machine pending review — "
-                f"run `funes curate {self.label}`\n"
-            )
-        if self.held is not None and self.held.held:
-            out.append(
-                f"⚠ held back {len(self.held.held)} row(s) containing secrets "
-                f"({self.held.summary()}) — run `funes scrub` to redact them, then push again\n"
-            )
-        return "".join(out)
 
 
 Confirm = Callable[[str], bool]
@@ -136,7 +111,7 @@ def push(
                 f"{spec.uri} does not exist — funes creates Hub repos only when asked: "
                 "re-run with `--create` (the new dataset will be private)"
             )
-        _check_writable(spec)
+        check_writable(spec)
         transport.create_repo(spec)
         report.created_repo = True
         info = transport.probe(spec)
@@ -152,7 +127,7 @@ def push(
     if info.state is State.READY and pushed_before is not None and set(candidates) <= pushed_before:
         report.up_to_date = True
         return report
-    _check_writable(spec)
+    check_writable(spec)
 
     gated: dict[str, bool] = {}  # id → clean, across attempts
     held: GateResult | None = None
@@ -201,9 +176,9 @@ def push(
                     f"{spec.label}: nothing published — held back {len(h.held)} row(s) with "
                     f"secrets ({h.summary()}); run `funes scrub`, then push again"
                 )
-            before = _listing(work)
+            before = listing(work)
             _append(local, work, send, create_table=not base)
-            adds, deletes = _changes(before, work)
+            adds, deletes = changes(before, work)
             card_text = None
             if not spec.prefix:
                 current = (
@@ -246,17 +221,6 @@ def push(
             forget_head(spec)
             return report
     raise FunesError(f"data commit kept conflicting after {MAX_RETRIES} retries; re-run push")
-
-
-def _check_writable(spec: MemorySpec) -> None:
-    """Fail before any work when the token is read-only (the commit's 403 says it too)."""
-    from funes.hub.remote import remember_identity
-
-    me = transport.whoami()
-    remember_identity(str(me.get("name", "")), [o.get("name", "") for o in me.get("orgs", [])])
-    role = ((me.get("auth") or {}).get("accessToken") or {}).get("role")
-    if role == "read":
-        raise transport.ReadOnly(transport.read_only_message(spec))
 
 
 def _guard(
@@ -331,26 +295,6 @@ def _ids(work: Path) -> set[str]:
     from funes.store.memory import open_memory
 
     return open_memory(work).existing_ids()
-
-
-def _listing(root: Path) -> dict[str, tuple[int, int]]:
-    out = {}
-    for p in root.rglob("*"):
-        if p.is_file():
-            rel = p.relative_to(root).as_posix()
-            if rel.startswith(SHIPPED) and rel not in NOT_SHIPPED:
-                st = p.stat()
-                out[rel] = (st.st_ino, st.st_size)
-    return out
-
-
-def _changes(before: dict[str, tuple[int, int]], root: Path) -> tuple[list[str], list[str]]:
-    """Files new or rewritten since ``before`` (an inode change is a rewrite: every writer
-    here replaces by rename), and lexical files that disappeared."""
-    after = _listing(root)
-    adds = sorted(p for p, v in after.items() if before.get(p) != v)
-    deletes = sorted(p for p in before if p not in after and p.startswith("lexical/"))
-    return adds, deletes
 
 
 def _append(local: Memory, work: Path, ids: list[str], create_table: bool) -> None:

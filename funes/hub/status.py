@@ -35,38 +35,6 @@ class RemoteStatus:
     pending_review: int = 0
     extra: dict[str, str] = field(default_factory=dict)
 
-    def text(self) -> str:
-        lines = [self.note.rstrip("\n")] if self.note else []
-        lines += [f"memory: {self.label}", f"chunks: {self.chunks}", f"sessions: {self.sessions}"]
-        if self.last_push:
-            from funes.cli.status import age
-
-            lines.append(f"last push: {self.last_push:%Y-%m-%d %H:%M} UTC ({age(self.last_push)})")
-        if self.local_label is not None:
-            lines += ["", f"local index: {self.local_label}"]
-            if not self.pending_sessions:
-                lines.append(f"local push: up to date ({self.local_sessions} session(s))")
-            else:
-                lines.append(
-                    f"local push: {self.pending_sessions} of {self.local_sessions} session(s) "
-                    f"pending ({self.pending_rows} chunks) — run `funes push {self.label}`"
-                )
-                if self.held_rows:
-                    lines.append(
-                        f"  {self.held_rows} pending row(s) hold secrets ({self.held_summary}) "
-                        "— run `funes scrub` first; push would hold them back"
-                    )
-                elif self.scan_error:
-                    lines.append(f"  secret check of pending rows skipped: {self.scan_error}")
-            if self.project:
-                lines.append(f"project: {self.project} (only reviewed sessions are pushed)")
-            if self.pending_review:
-                lines.append(
-                    f"pending review: {self.pending_review} session(s) — run "
-                    f"`funes curate {self.label}`"
-                )
-        return "\n".join(lines) + "\n"
-
 
 def remote_status(spec: MemorySpec, remote: Memory, scan: bool = True) -> RemoteStatus:
     from datetime import UTC

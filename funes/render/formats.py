@@ -1,7 +1,8 @@
-"""Output formats shared by the CLI and the MCP server.
+"""The formats of `recall` and `get`, shared by the CLI and the MCP server.
 
-The *agent* formats of `recall` and `get` are a byte-stable contract (docs/funes-recall.md, docs/funes-get.md):
-agents that know funes read them unchanged. The human rendering of `get` is not a contract.
+The *agent* formats are a byte-stable contract (docs/funes-recall.md, docs/funes-get.md): they
+are the formats of the reference implementation, so agents that know funes read them unchanged.
+The human renderings, for a person at a terminal, are not a contract.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ import re
 import shlex
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from funes.chunking import reassemble
+from funes.hub.untrusted import FENCE_CLOSE, FENCE_OPEN, defuse, flag_line, instruction_spans
+from funes.render.turns import TurnView
+from funes.store.paths import default_memory_dir, memory_label
 
 WEAK_LINE = (
     "weak evidence: nothing in this memory closely matches the question — "
@@ -165,8 +167,6 @@ def _wrap(text: str, width: int, indent: str) -> str:
 
 def default_label() -> str:
     """The label of the default local memory (what a `→ get` line may leave out)."""
-    from funes.store.paths import default_memory_dir, memory_label
-
     return memory_label(default_memory_dir())
 
 
@@ -182,8 +182,6 @@ def _also(hit: Any) -> str:
 
 
 def _fenced(body: list[str], memory: str) -> list[str]:
-    from funes.hub.untrusted import FENCE_CLOSE, FENCE_OPEN, defuse, flag_line, instruction_spans
-
     text = "".join(body)
     spans = instruction_spans(text)
     source = one_line(memory.removeprefix("hf://datasets/"))
@@ -198,29 +196,6 @@ def get_args(session_id: str, turn_uuid: str, memory: str | None) -> str:
     if memory:
         args += ["--memory", shlex.quote(one_line(memory))]
     return " ".join(args)
-
-
-@dataclass
-class TurnView:
-    seq: int
-    turn_uuid: str
-    ts: str
-    role: str
-    blocks: list[tuple[str, str]]  # (block_type, reassembled rendered text)
-
-
-def group_turns(rows: Sequence[dict[str, Any]]) -> list[TurnView]:
-    """Rows of a session window → turns, each block's splits stitched back together."""
-    turns: dict[tuple[int, str], TurnView] = {}
-    pieces: dict[tuple[int, str, int], tuple[str, list[str]]] = {}
-    for r in sorted(rows, key=lambda r: (r["seq"], r["turn_uuid"], r["block_idx"], r["split_idx"])):
-        key = (r["seq"], r["turn_uuid"])
-        if key not in turns:
-            turns[key] = TurnView(r["seq"], r["turn_uuid"], r["ts"] or "", r["role"] or "", [])
-        pieces.setdefault((*key, r["block_idx"]), (r["block_type"], []))[1].append(r["text"])
-    for (seq, uuid, _), (btype, texts) in sorted(pieces.items()):
-        turns[(seq, uuid)].blocks.append((btype, reassemble(texts)))
-    return [turns[k] for k in sorted(turns)]
 
 
 def get_agent(
@@ -240,12 +215,14 @@ def get_agent(
 
 
 def get_human(
-    turns: Sequence[TurnView], centre: str, highlight: str | None = None, color: bool = False
+    turns: Sequence[TurnView],
+    centre: str,
+    width: int,
+    highlight: str | None = None,
+    color: bool = False,
 ) -> str:
-    """A readable rendering for a terminal: headers, wrapped prose, compressed tool blocks."""
-    from funes.cli._tty import term_width
-
-    width = term_width()
+    """A readable rendering for a terminal ``width`` columns wide: headers, wrapped prose,
+    compressed tool blocks."""
     dim, bold, rev, off = ("\x1b[2m", "\x1b[1m", "\x1b[7m", "\x1b[0m") if color else ("",) * 4
     out = []
     for t in turns:
@@ -274,7 +251,5 @@ def _highlight(text: str, needle: str, on: str, off: str) -> str:
     words = needle.split()[:6]
     if not words:
         return text
-    import re
-
     pattern = r"\s+".join(re.escape(w) for w in words)
     return re.sub(pattern, lambda m: f"{on}{m.group(0)}{off}", text, flags=re.IGNORECASE)

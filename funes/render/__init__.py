@@ -1,0 +1,11 @@
+"""The rendering floor: text made from data, shared by the CLI and the MCP server.
+
+- :mod:`funes.render.formats` — the agent formats of `recall` and `get` (a byte-stable
+  contract) and their human renderings for a terminal;
+- :mod:`funes.render.turns` — the turns of a session window (what `get` shows);
+- :mod:`funes.render.status` — `status` of a local or a remote memory, and :func:`age`;
+- :mod:`funes.render.push` — the report of a `push`.
+
+Nothing here parses arguments, colours a terminal by itself or decides an exit status:
+that is the CLI's. Importing any of these modules is cheap (no model, no LanceDB client).
+"""

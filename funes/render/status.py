@@ -1,0 +1,90 @@
+"""What `funes status` (and the MCP `status` tool) prints: a local memory's state, a remote
+memory's state and what this host has not pushed to it, and how long ago something happened."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from funes.render.formats import one_line
+
+if TYPE_CHECKING:
+    from funes.hub.status import RemoteStatus
+    from funes.store.status import Status
+
+
+def status_text(st: Status, models: dict[str, str | None]) -> str:
+    """A local memory's status; ``models`` names the ``embedder`` and ``reranker`` in use."""
+    lines = [f"memory: {one_line(st.label)}", f"chunks: {st.chunks}", f"sessions: {st.sessions}"]
+    for h, c in st.by_agent.items():  # harness names come from the rows: someone else's, maybe
+        lines.append(
+            f"  {one_line(h)}: {c['sessions']} session{'s' if c['sessions'] != 1 else ''}, "
+            f"{c['chunks']} chunks"
+        )
+    if st.without_vectors:
+        lines.append(
+            f"awaiting vectors: {st.without_vectors} chunks (searchable by words now; "
+            "`funes index --backfill` embeds them)"
+        )
+    if st.pending_sources:
+        s = "s" if st.pending_sources != 1 else ""
+        lines.append(
+            f"pending indexing: {st.pending_sources} source session{s} — run `funes index`"
+        )
+    if st.last_indexed:
+        lines.append(f"last indexed: {st.last_indexed:%Y-%m-%d %H:%M} UTC ({age(st.last_indexed)})")
+    lines.append(f"embedding model: {st.model or models['embedder']}")
+    rr = models["reranker"]
+    lines.append(
+        f"reranking: on ({rr})"
+        if rr
+        else "reranking: off (no cross-encoder installed; ranked by the learned second stage)"
+    )
+    lines.append(f"vector search: {'ANN index' if st.ann_index else 'exact (flat)'}")
+    lines.append(f"disk: {st.disk_bytes / 1e6:.1f} MB")
+    return "\n".join(lines) + "\n"
+
+
+def remote_status_text(rs: RemoteStatus) -> str:
+    """A remote memory's status, and the push state of the local memory towards it."""
+    lines = [rs.note.rstrip("\n")] if rs.note else []
+    lines += [f"memory: {rs.label}", f"chunks: {rs.chunks}", f"sessions: {rs.sessions}"]
+    if rs.last_push:
+        lines.append(f"last push: {rs.last_push:%Y-%m-%d %H:%M} UTC ({age(rs.last_push)})")
+    if rs.local_label is not None:
+        lines += ["", f"local index: {rs.local_label}"]
+        if not rs.pending_sessions:
+            lines.append(f"local push: up to date ({rs.local_sessions} session(s))")
+        else:
+            lines.append(
+                f"local push: {rs.pending_sessions} of {rs.local_sessions} session(s) "
+                f"pending ({rs.pending_rows} chunks) — run `funes push {rs.label}`"
+            )
+            if rs.held_rows:
+                lines.append(
+                    f"  {rs.held_rows} pending row(s) hold secrets ({rs.held_summary}) "
+                    "— run `funes scrub` first; push would hold them back"
+                )
+            elif rs.scan_error:
+                lines.append(f"  secret check of pending rows skipped: {rs.scan_error}")
+        if rs.project:
+            lines.append(f"project: {rs.project} (only reviewed sessions are pushed)")
+        if rs.pending_review:
+            lines.append(
+                f"pending review: {rs.pending_review} session(s) — run `funes curate {rs.label}`"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def age(t: datetime, now: datetime | None = None) -> str:
+    """How long before ``now`` (default: this moment) ``t`` was, in words: "3 hours ago"."""
+    mins = int(((now or datetime.now(UTC)) - t).total_seconds() // 60)
+    if mins < 1:
+        return "just now"
+    if mins < 60:
+        return f"{mins} minute{'s' if mins != 1 else ''} ago"
+    if mins < 2880:
+        h = mins // 60
+        return f"{h} hour{'s' if h != 1 else ''} ago"
+    d = mins // 1440
+    return f"{d} day{'s' if d != 1 else ''} ago"
