@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -228,3 +229,24 @@ def test_models_load_in_the_background_right_after_initialize(
             assert "onnxruntime" in maps.read_text()
 
     run(scenario)
+
+
+@pytest.mark.slow
+def test_a_client_that_closes_stdin_at_once_sees_a_clean_exit(memory: Path) -> None:
+    """Closing stdin while the warm-up thread is still inside the models used to abort the
+    server at interpreter shutdown (exit 134, "terminate called without an active exception")
+    about one run in three."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2024-11-05", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "recall", "arguments": {"query": "empty tiles at zoom 14", "k": 1}}},
+    ]  # fmt: skip
+    stdin = "".join(json.dumps(line) + "\n" for line in lines)
+    for _ in range(8):
+        p = run_cmd("funes", "mcp", "--memory", memory, input=stdin)
+        assert (p.returncode, p.stderr.decode()[-200:]) == (0, "")
+        first = json.loads(p.stdout.decode().splitlines()[0])
+        assert first["result"]["serverInfo"]["name"] == "funes"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from funes.cli._args import Parser
@@ -41,7 +42,12 @@ def _main(args: argparse.Namespace) -> int:
     if args.positional_memory and args.memory and args.positional_memory != args.memory:
         raise UsageError("give the memory once: `funes mcp --memory M` (or `funes mcp M`)")
     serve(args.memory or args.positional_memory)
-    return 0
+    # The client closed stdin: leave without interpreter shutdown. A warm-up or search thread
+    # may still be inside onnxruntime or lance, whose native threads abort the process
+    # ("terminate called without an active exception", exit 134) when torn down under them.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
