@@ -6,6 +6,7 @@
 - :mod:`funes.render.status` — `status` of a local or a remote memory, and :func:`age`;
 - :mod:`funes.render.push` — the report of a `push`.
 
-Nothing here parses arguments, colours a terminal by itself or decides an exit status:
-that is the CLI's. Importing any of these modules is cheap (no model, no LanceDB client).
+Nothing here parses arguments, looks at the terminal (its width, whether it takes colour) or
+decides an exit status: the CLI does, and passes width and colour in. Importing any of these
+modules is cheap (no model, no LanceDB client, no numpy).
 """
