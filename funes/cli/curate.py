@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import confirm
+from funes.render.curate import pending_text
 from funes.render.push import push_text
 
 if TYPE_CHECKING:
@@ -156,20 +157,7 @@ def _list(
     from funes.hub import curate
 
     firsts = curate.prompts(local, pending)
-    for sid in sorted(pending, key=lambda s: sessions[s].first_ts):
-        s = sessions[sid]
-        first = " ".join(((firsts.get(sid) or [""])[0]).split())[:80]
-        print(f"  {s.date} {sid[:8]}  {s.workdir}  chunks={len(s.ids)}  {first}")
-    other = sum(
-        1 for s in sessions.values() if not s.subagent and s.repo and not s.belongs(project)
-    )
-    unknown = sum(1 for s in sessions.values() if not s.subagent and not s.repo)
-    print(
-        f"{len(pending)} session(s) of {project} pending review; skipped {other} of other "
-        f"repos and {unknown} with no repo"
-    )
-    if pending:
-        print(f"decide with `funes curate {short} --include S… --exclude S…` (id or prefix)")
+    sys.stdout.write(pending_text(sessions, pending, firsts, project, short))
 
 
 def _review(

@@ -4,7 +4,8 @@
   contract) and their human renderings for a terminal;
 - :mod:`funes.render.turns` — the turns of a session window (what `get` shows);
 - :mod:`funes.render.status` — `status` of a local or a remote memory, and :func:`age`;
-- :mod:`funes.render.push` — the report of a `push`.
+- :mod:`funes.render.push` — the report of a `push`;
+- :mod:`funes.render.curate` — the sessions `curate` lists for review off a terminal.
 
 Nothing here parses arguments, looks at the terminal (its width, whether it takes colour) or
 decides an exit status: the CLI does, and passes width and colour in. Importing any of these
