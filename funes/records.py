@@ -188,6 +188,7 @@ def _int(d: dict[str, Any], key: str) -> int:
 #   write     how the value is written, when it is not JSON as it stands
 #   inline    a mapping written key by key at the record's own level (these keys)
 #   also      other keys this field is read from (so they are not unknown fields)
+#   option    a QueryLine key that sets a search option: a "number" or a "filter"
 
 REQUIRED: Mapping[str, Any] = MappingProxyType({"required": True})
 OMITTED: Mapping[str, Any] = MappingProxyType({"omitted": True})
