@@ -17,7 +17,9 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Annotated, Any
 
+import funes
 from funes.errors import FunesError
+from funes.store import memory_dir
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -89,6 +91,7 @@ class Memories:
         return memory.strip() if memory and memory.strip() else self.default
 
     def open(self, memory: str | None) -> "Memory":
+        # lazy: numpy stays off fast commands' start-up
         from funes.memories import open_one
 
         return open_one(self.spec(memory))
@@ -99,10 +102,10 @@ class Memories:
             return self._search(memory, query)
 
     def _search(self, memory: str | None, query: "Query") -> "Result":
+        # lazy: numpy, funes.models and funes.retrieval stay off fast commands' start-up
         from funes.memories import open_all
         from funes.models import load_embedder, load_reranker
         from funes.retrieval import MultiSearcher, Searcher
-        from funes.store import memory_dir
 
         spec = self.spec(memory)
         key = str(memory_dir(spec)) if spec is None else spec
@@ -131,6 +134,7 @@ def warm(memories: Memories) -> None:
     """Load what a first recall needs (models, the default memory, its lexical segments and
     the ONNX sessions' first run). Best-effort: a missing memory or model is for the first
     real call to report."""
+    # lazy: funes.models and funes.retrieval stay off fast commands' start-up
     from funes.models import load_embedder, load_reranker
     from funes.retrieval import Query
 
@@ -151,6 +155,7 @@ def recall(
     harness: str | None = None,
     memory: str | None = None,
 ) -> str:
+    # lazy: funes.validate and funes.render.formats stay off fast commands' start-up
     from funes import validate
     from funes.render.formats import recall_agent
 
@@ -162,6 +167,7 @@ def recall(
 def get(
     memories: Memories, session_id: str, turn_uuid: str, window: int = 3, memory: str | None = None
 ) -> str:
+    # lazy: funes.validate, funes.render.formats and funes.render.turns stay off fast commands' start-up
     from funes import validate
     from funes.render.formats import get_agent
     from funes.render.turns import window as turn_window
@@ -179,6 +185,7 @@ def get(
 
 
 def status(memories: Memories, memory: str | None = None) -> str:
+    # lazy: funes.ingest.pending, funes.models, funes.models.reranker, funes.render.status and numpy stay off fast commands' start-up
     from funes.ingest.pending import pending_sources
     from funes.models import EMBEDDER_PIN
     from funes.models.reranker import find_reranker
@@ -211,10 +218,9 @@ def answer(tool: str, fn: Any, *args: Any, **kwargs: Any) -> str:
 
 def build_server(default_memory: str | None = None) -> "MCPServer":
     """The MCP server object, tools registered; nothing heavy is loaded until a tool runs."""
+    # lazy: mcp and pydantic stay off fast commands' start-up
     from mcp.server.mcpserver import MCPServer
     from pydantic import Field
-
-    import funes
 
     memories = Memories(default_memory)
     server = MCPServer(

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from funes.errors import UsageError
 from funes.records import CHUNK_FIELDS, HitRecord, MissRecord
 from funes.store import redaction
+from funes.store.tokenize import query_tokens
 
 if TYPE_CHECKING:
     from funes.store.memory import Memory
@@ -63,6 +64,7 @@ class Filters:
     until: str | None = None
 
     def where(self, now: datetime | None = None) -> str | None:
+        # lazy: funes.sources and numpy stay off fast commands' start-up
         from funes import sources
         from funes.store.memory import sql_str
 
@@ -216,6 +218,7 @@ def _collapse(
 ) -> tuple[list[tuple[float, float, float, dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
     """The top ``k`` of ``scored`` (best first) with passages of the same normalised text
     collapsed into the best-placed one; returns (kept, duplicates by kept id)."""
+    # lazy: numpy stays off fast commands' start-up
     from funes.ranker import normalised
 
     kept: list[tuple[float, float, float, dict[str, Any]]] = []
@@ -310,6 +313,7 @@ class Searcher:
         """The candidate pool of ``q`` with every feature the second stage needs (None when
         neither leg finds anything). Shared by :meth:`search` and the training script, so the
         model is trained on exactly what recall computes."""
+        # lazy: numpy stays off fast commands' start-up
         import numpy as np
 
         from funes import ranker
@@ -354,6 +358,7 @@ class Searcher:
         return Pool(q, rows, x, ctx, order, unseen, len(terms))
 
     def _search(self, q: Query, now: datetime | None = None, given: Pool | None = None) -> Result:
+        # lazy: numpy stays off fast commands' start-up
         import numpy as np
 
         from funes import ranker
@@ -449,10 +454,10 @@ class Searcher:
         """The question's distinct terms, their idf in this memory, the share of the idf mass
         carried by terms the memory never saw (what it cannot answer), and which pool rows hold
         each term — read from the lexical index's postings, so no passage is re-tokenized."""
+        # lazy: numpy stays off fast commands' start-up
         import numpy as np
 
         from funes.store.lexical import term_hash
-        from funes.store.tokenize import query_tokens
 
         terms = query_tokens(query)
         if not terms:
@@ -504,6 +509,7 @@ class Searcher:
     def _attach_neighbors(self, hits: list[Hit], window: int) -> None:
         """Each hit's neighbouring turns (±``window`` seq, its own turn excluded), read in one
         scan for all hits."""
+        # lazy: numpy stays off fast commands' start-up
         from funes.store.memory import sql_str  # numpy: kept off this module's import
 
         spans: dict[str, tuple[int, int]] = {}
@@ -604,6 +610,7 @@ class MultiSearcher:
 def open_searcher(memory: str | None = None, rerank: bool = True) -> Searcher | MultiSearcher:
     """A Searcher over a memory (local, remote, or several: ``local,owner/team``) with the
     installed models loaded (once per process)."""
+    # lazy: numpy and funes.models.derive stay off fast commands' start-up
     from funes.memories import open_all
     from funes.models import LazyEmbedder, load_reranker
 

@@ -101,6 +101,7 @@ def block_type(value: Any, style: str = "cli") -> str:
 
 def agent_names() -> list[str]:
     """The agents funes reads (sources with known places under $HOME), from the registry."""
+    # lazy: funes.sources stays off fast commands' start-up
     from funes import sources
 
     return sorted(s.name for s in sources.registry() if s.roots)
@@ -108,6 +109,7 @@ def agent_names() -> list[str]:
 
 def harness(value: Any, style: str = "cli") -> str:
     """An agent as the user may spell it (``claude``, ``claude_code``, an alias) → its name."""
+    # lazy: funes.sources stays off fast commands' start-up
     from funes import sources
 
     v = text("harness", value, style).strip().lower()
@@ -122,6 +124,7 @@ def harness(value: Any, style: str = "cli") -> str:
 
 def when(key: str, value: Any, style: str = "cli") -> str:
     """A ``--since``/``--until`` bound that resolves to a date funes can compare."""
+    # lazy: funes.retrieval stays off fast commands' start-up
     from funes.retrieval import parse_when
 
     v = text(key, value, style).strip()
@@ -143,6 +146,7 @@ def when(key: str, value: Any, style: str = "cli") -> str:
 
 def filters(raw: Mapping[str, Any], style: str = "cli") -> Filters:
     """Filters from ``raw`` (keys of :data:`FILTERS`; None or blank means any)."""
+    # lazy: funes.retrieval stays off fast commands' start-up
     from funes.retrieval import Filters
 
     out: dict[str, str | None] = {}
@@ -169,6 +173,7 @@ def query(
 ) -> Query:
     """A checked :class:`~funes.retrieval.Query`: the text, then ``k``, ``candidates``,
     ``neighbors``, ``half_life`` and the :data:`FILTERS` from ``raw`` (absent → defaults)."""
+    # lazy: funes.retrieval stays off fast commands' start-up
     from funes.retrieval import Query
 
     raw = raw or {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable
@@ -22,6 +23,7 @@ from typing import Any
 
 from funes.agents._registry import Agent, registry
 from funes.errors import FunesError
+from funes.hub.spec import is_remote
 
 INDEX_SCRIPT = "funes-index.sh"
 PUSH_SCRIPT = "funes-push.sh"
@@ -48,7 +50,6 @@ class Context:
     @property
     def push_memory(self) -> str | None:
         """The Hub memory the session-boundary hooks publish to (None: no push hooks)."""
-        from funes.hub.spec import is_remote
 
         return self.memory if self.memory and is_remote(self.memory) else None
 
@@ -419,7 +420,6 @@ def run_cli(
 
 
 def shell_join(argv: list[str]) -> str:
-    import shlex
 
     return shlex.join(argv)
 

@@ -231,6 +231,7 @@ class YamlText:
 
 
 def load(text: str) -> dict[str, Any]:
+    # lazy: yaml stays off fast commands' start-up
     import yaml
 
     try:

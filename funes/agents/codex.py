@@ -6,6 +6,7 @@ funes does not edit ``~/.codex/config.toml`` (Codex writes its own MCP entry the
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -180,7 +181,6 @@ def status(ctx: Context) -> dict[str, Any]:
 
 def _features_note(ctx: Context) -> str | None:
     """Codex runs hooks.json only with its hooks feature on (off in ``[features]`` = no hooks)."""
-    import tomllib
 
     try:
         conf = tomllib.loads((ctx.home / ".codex" / "config.toml").read_text("utf-8"))

@@ -9,12 +9,14 @@ writes itself.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from funes.agents import Context, get, hooklog, names
+from funes.store.private import too_open
 
 
 @dataclass
@@ -44,7 +46,6 @@ class AgentReport:
 
 
 def _recorded_bin(commands: list[str]) -> str | None:
-    import shlex
 
     for c in commands:
         try:
@@ -101,6 +102,7 @@ def agent_report(agent: str, ctx: Context, entries: list[hooklog.Entry]) -> Agen
 def pending(memory: str | None = None) -> dict[str, Any] | None:
     """Work the memory still owes: chunks stored without vectors. None when no memory opens."""
     try:
+        # lazy: numpy stays off fast commands' start-up
         from funes.memories import open_one
 
         mem = open_one(memory)
@@ -119,8 +121,8 @@ def report(
     ctx: Context, agents: tuple[str, ...] | None = None, memory: str | None = None
 ) -> dict[str, Any]:
     """The doctor's report on ``agents`` (default: every registered agent)."""
+    # lazy: funes.hub.transport stays off fast commands' start-up
     from funes.hub.transport import private_roots
-    from funes.store.private import too_open
 
     entries = hooklog.read()
     wide = too_open(private_roots())

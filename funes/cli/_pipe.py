@@ -15,6 +15,7 @@ from typing import IO, Any
 
 from funes.errors import FunesError, UsageError
 from funes.records import Record, RecordError, loads
+from funes.store.private import private_umask
 
 MAX_REPORTED = 10  # per-line complaints before we only count
 
@@ -89,7 +90,6 @@ def run(main: Callable[[], int], prog: str = "funes") -> int:
     """Run a command body: user errors become one stderr line, a closed pipe is quiet.
 
     Everything the command creates is private to the user (funes.store.private)."""
-    from funes.store.private import private_umask
 
     private_umask()
     try:
@@ -113,6 +113,7 @@ def run(main: Callable[[], int], prog: str = "funes") -> int:
             raise
         if isinstance(e, OSError) and e.filename:
             # A file funes could not use: name it and say why (permission denied, symlink loop).
+            # lazy: funes.sources stays off fast commands' start-up
             from funes.sources import display_path, os_reason
 
             name = display_path(os.fsdecode(e.filename))

@@ -66,6 +66,7 @@ def progress(total: int | None, desc: str, unit: str = "chunk", stream: Any = No
 
     Use it as tqdm: ``bar.update(n)``, ``bar.set_description(…)``, ``bar.close()``.
     """
+    # lazy: tqdm stays off fast commands' start-up
     from tqdm import tqdm
 
     out = stream if stream is not None else sys.stderr

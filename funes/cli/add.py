@@ -13,9 +13,11 @@ import sys
 from pathlib import Path
 
 from funes import agents
+from funes.cli import index
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import confirm
+from funes.store.paths import memory_dir
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,6 +82,7 @@ def _main(args: argparse.Namespace) -> int:
 
 def first_index(agent: str, memory: str | None, skip: bool, yes: bool) -> None:
     """Offer the budgeted, text-first index of the agent's sessions."""
+    # lazy: funes.sources stays off fast commands' start-up
     from funes.sources import known_roots
 
     cmd = f"funes index --harness {agent}" + (f" --memory {memory}" if memory else "")
@@ -90,8 +93,8 @@ def first_index(agent: str, memory: str | None, skip: bool, yes: bool) -> None:
     if not roots:
         print(f"no {agent} sessions on this machine yet; the hook indexes them as they happen")
         return
+    # lazy: funes.ingest.pending stays off fast commands' start-up
     from funes.ingest.pending import pending_sources
-    from funes.store.paths import memory_dir
 
     todo = pending_sources(memory_dir(memory), harness=agent)
     if not todo:
@@ -109,7 +112,6 @@ def first_index(agent: str, memory: str | None, skip: bool, yes: bool) -> None:
         if not confirm(question):
             print(f"skipped the first index; run `{cmd}` any time")
             return
-    from funes.cli import index
 
     index_args = ["--harness", agent] + (["--memory", memory] if memory else [])
     if index.main(index_args) != 0:

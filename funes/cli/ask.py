@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.errors import FunesError, UsageError
+from funes.hub.spec import parse_many
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    # lazy: funes.agents stays off fast commands' start-up
     from funes.agents import ask
 
     agent = ask.check_agent(args.agent)
@@ -96,8 +98,8 @@ def _main(args: argparse.Namespace) -> int:
 def _recall(question: str, memory: str | None) -> Any:
     """Recall with the reference's fixed parameters; the memory must be read as it is now
     (an unreachable remote is an error, never a cached copy or the local memory)."""
+    # lazy: funes.agents and funes.retrieval stay off fast commands' start-up
     from funes.agents import ask
-    from funes.hub.spec import parse_many
     from funes.retrieval import Filters, MultiSearcher, Query, open_searcher
 
     searcher = open_searcher(memory)
@@ -127,6 +129,7 @@ def _passages(result: Any) -> str:
     """The recalled passages in recall's agent format, within the prompt's size limit: each
     chunk is at most 1,200 characters, but a turn next to a hit may have many blocks, so
     neighbour lines are dropped (farthest first) until the passages fit."""
+    # lazy: funes.agents.ask and funes.render.formats stay off fast commands' start-up
     from funes.agents.ask import PROMPT_BYTES
     from funes.render.formats import recall_agent
 

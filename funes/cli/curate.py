@@ -16,6 +16,11 @@ from typing import TYPE_CHECKING
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import confirm
+from funes.errors import FunesError, UsageError
+from funes.hub import receipt
+from funes.hub.push import push
+from funes.hub.remote import materialize
+from funes.hub.spec import State, parse, state_message
 from funes.render.curate import pending_text
 from funes.render.push import push_text
 
@@ -56,9 +61,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from funes.errors import FunesError, UsageError
+    # lazy: funes.hub.curate and numpy stay off fast commands' start-up
     from funes.hub import curate, transport
-    from funes.hub.spec import State, parse, state_message
     from funes.store.memory import open_memory
 
     spec = parse(args.memory)
@@ -129,8 +133,7 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def _remote_ids(info: RemoteInfo) -> set[str]:
-    from funes.hub.remote import materialize
-    from funes.hub.spec import State
+    # lazy: numpy stays off fast commands' start-up
     from funes.store.memory import open_memory
 
     if info.state is not State.READY:
@@ -139,12 +142,12 @@ def _remote_ids(info: RemoteInfo) -> set[str]:
 
 
 def _receipt(spec: MemorySpec) -> set[str]:
-    from funes.hub import receipt
 
     return receipt.load(spec) or set()
 
 
 def _stamp(spec: MemorySpec, info: RemoteInfo, project: str, model: str | None) -> None:
+    # lazy: funes.hub.curate stays off fast commands' start-up
     from funes.hub import curate
 
     oid = curate.stamp(spec, info, project, model)
@@ -154,6 +157,7 @@ def _stamp(spec: MemorySpec, info: RemoteInfo, project: str, model: str | None) 
 def _list(
     local: Memory, sessions: dict[str, Session], pending: list[str], project: str, short: str
 ) -> None:
+    # lazy: funes.hub.curate stays off fast commands' start-up
     from funes.hub import curate
 
     firsts = curate.prompts(local, pending)
@@ -169,6 +173,7 @@ def _review(
     pending: list[str],
     needs_stamp: bool,
 ) -> int:
+    # lazy: funes.hub.curate stays off fast commands' start-up
     from funes.hub import curate
 
     firsts = curate.prompts(local, pending)
@@ -205,8 +210,6 @@ def _review(
             return 0
         _stamp(spec, info, project, local.model)
     if confirm(f"Push the included sessions to {spec.uri} now? [Y/n]"):
-        from funes.hub.push import push
-
         report = push(spec, yes=True)
         sys.stdout.write(push_text(report))
     return 0

@@ -18,6 +18,7 @@ from funes.agents import doctor
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli.add import context
+from funes.store.private import make_private, too_open
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -133,8 +134,8 @@ def _ask_fix() -> bool:
 
 
 def _fix(rep: dict[str, Any]) -> None:
+    # lazy: funes.hub.transport stays off fast commands' start-up
     from funes.hub.transport import private_roots
-    from funes.store.private import make_private, too_open
 
     wide = too_open(private_roots())
     failed = make_private(wide)

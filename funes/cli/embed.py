@@ -13,6 +13,7 @@ import io
 import sys
 from contextlib import ExitStack
 
+from funes import validate
 from funes.cli._args import Parser
 from funes.cli._pipe import BadLines, open_inputs, read_records, run, warn
 from funes.cli._tty import progress as bar
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from funes import validate
+    # lazy: funes.models.derive stays off fast commands' start-up
     from funes.models import embed_chunks
 
     args.batch = validate.number("batch", args.batch)
@@ -116,6 +117,7 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def _stored_ids(memory: str | None) -> set[str]:
+    # lazy: numpy stays off fast commands' start-up
     from funes.memories import open_one
     from funes.store import MemoryMissing
 

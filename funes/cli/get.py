@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from funes import validate
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import spinner, term_width, tty_style
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from funes import validate
+    # lazy: numpy stays off fast commands' start-up
     from funes.memories import open_one
 
     width = validate.number("window", args.window)

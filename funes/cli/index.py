@@ -19,6 +19,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from funes import validate
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import IndexProgress, confirm
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _budget() -> float:
     """The sweep's time budget: 60 s, or ``$FUNES_INDEX_BUDGET`` seconds."""
+    # lazy: numpy stays off fast commands' start-up
     from funes.ingest.indexer import BUDGET_SECONDS
 
     raw = os.environ.get("FUNES_INDEX_BUDGET", "").strip()
@@ -87,7 +89,7 @@ def _budget() -> float:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from funes import validate
+    # lazy: numpy and funes.ingest.report stay off fast commands' start-up
     from funes.ingest import indexer
     from funes.ingest.backfill import backfill
     from funes.ingest.report import as_dict, describe
@@ -127,6 +129,7 @@ def _main(args: argparse.Namespace) -> int:
 
 def _announce(ds: TraceDataset) -> None:
     """Name a Hub trace dataset once it is resolved, before any of it is read."""
+    # lazy: funes.hub.traces stays off fast commands' start-up
     from funes.hub.traces import CONVERT_REF
 
     s = "" if len(ds.shards) == 1 else "s"

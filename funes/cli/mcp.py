@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    # lazy: funes.mcp_server stays off fast commands' start-up
     from funes.mcp_server import serve
 
     if args.positional_memory and args.memory and args.positional_memory != args.memory:

@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
+    # lazy: funes.models.pins and funes.models.reranker stay off fast commands' start-up
     from funes.models.pins import RERANKER_PIN
     from funes.models.reranker import fetch_reranker
 
@@ -48,6 +49,7 @@ def _fetch(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    # lazy: funes.models.info stays off fast commands' start-up
     from funes.models.info import describe, hints
 
     d = describe()

@@ -35,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    # lazy: numpy stays off fast commands' start-up
     from funes.memories import open_one
 
     mem = open_one(args.memory)

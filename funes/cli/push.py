@@ -8,6 +8,8 @@ import sys
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import confirm
+from funes.hub.push import push
+from funes.hub.spec import parse
 from funes.render.push import push_text
 
 
@@ -34,8 +36,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from funes.hub.push import push
-    from funes.hub.spec import parse
 
     spec = parse(args.memory)
     tty = sys.stdin.isatty() and sys.stderr.isatty()

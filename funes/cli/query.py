@@ -17,6 +17,7 @@ from funes.cli._pipe import BadLines, run
 from funes.cli._search_args import add_search_options, search_values
 from funes.errors import FunesError, UsageError
 from funes.records import QueryLine, RecordError, dumps
+from funes.retrieval import open_searcher
 
 if TYPE_CHECKING:
     from funes.retrieval import Query
@@ -43,7 +44,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from funes.retrieval import open_searcher
 
     base = search_values(args)
     if args.query:

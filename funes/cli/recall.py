@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from funes import validate
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._search_args import add_search_options, search_values
 from funes.cli._tty import spinner, tty_style
 from funes.records import dumps
 from funes.render.formats import recall_agent, recall_human
+from funes.retrieval import open_searcher
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,14 +37,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from funes import validate
 
     # Every value is checked before any model loads or memory opens.
     q = validate.query(" ".join(args.query), search_values(args))
     memory = validate.text("memory", args.memory) if args.memory else None
     with spinner("searching"):
-        from funes.retrieval import open_searcher
-
         result = open_searcher(memory).search(q)
     if args.json:
         for rec in result.records():

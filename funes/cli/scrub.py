@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    # lazy: numpy stays off fast commands' start-up
     from funes.ingest.scrub import describe, scrub
     from funes.memories import open_one
 

@@ -9,6 +9,9 @@ import sys
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import spinner
+from funes.hub.spec import parse
+from funes.hub.status import remote_status
+from funes.models import EMBEDDER_PIN
 from funes.render.status import remote_status_text, status_text
 
 
@@ -36,17 +39,14 @@ def _main(args: argparse.Namespace) -> int:
 
 def _status(spec: str | None, as_json: bool) -> str:
     """What `funes status` prints (text, or one JSON line)."""
+    # lazy: funes.ingest.pending, numpy and funes.models.reranker stay off fast commands' start-up
     from funes.ingest.pending import pending_sources
     from funes.memories import open_one
-    from funes.models import EMBEDDER_PIN
     from funes.models.reranker import find_reranker
     from funes.store.status import memory_status
 
     mem = open_one(spec)
     if mem.origin.uri is not None:
-        from funes.hub.spec import parse
-        from funes.hub.status import remote_status
-
         rs = remote_status(parse(mem.origin.uri), mem)
         if as_json:
             doc = {**rs.__dict__, "last_push": rs.last_push.isoformat() if rs.last_push else None}

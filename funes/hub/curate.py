@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from funes.errors import FunesError
 from funes.hub.spec import MemorySpec, State, sanitize
+from funes.store.paths import funes_home
 
 if TYPE_CHECKING:
     from funes.hub.transport import RemoteInfo
@@ -43,7 +44,6 @@ SCAFFOLDING = (
 
 
 def curation_path(spec: MemorySpec) -> Path:
-    from funes.store.paths import funes_home
 
     return funes_home() / "curation" / sanitize(spec.uri)
 
@@ -155,6 +155,7 @@ def sessions(local: Memory) -> dict[str, Session]:
 
 def prompts(local: Memory, sids: Iterable[str]) -> dict[str, list[str]]:
     """Each session's user text prompts in order, scaffolding removed (the review preview)."""
+    # lazy: numpy stays off fast commands' start-up
     from funes.store.memory import sql_in
 
     sids = list(sids)
@@ -231,6 +232,7 @@ def selection_for(spec: MemorySpec, project: str | None, local: Memory) -> Selec
 
 
 def project_of_dir(path: Path) -> str | None:
+    # lazy: lancedb stays off fast commands' start-up
     import lancedb
 
     try:
@@ -245,6 +247,7 @@ def remote_project(info: RemoteInfo) -> str | None:
     """The ``project`` stamped in a remote's schema metadata (None: personal, or no index)."""
     if info.state is not State.READY:
         return None
+    # lazy: funes.hub.remote stays off fast commands' start-up
     from funes.hub.remote import materialize
 
     return project_of_dir(materialize(info))
@@ -253,6 +256,7 @@ def remote_project(info: RemoteInfo) -> str | None:
 def stamp(spec: MemorySpec, info: RemoteInfo, project: str, model: str | None) -> str:
     """Make an empty (or missing) remote the project memory of ``project``: one commit of an
     empty dataset whose schema metadata carries ``project``. Returns the commit id."""
+    # lazy: lancedb, numpy and the Hub modules stay off fast commands' start-up
     import lancedb
 
     from funes.hub import transport

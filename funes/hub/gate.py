@@ -33,6 +33,7 @@ class GateResult:
 
 
 def scan(memory: Memory, ids: Sequence[str]) -> GateResult:
+    # lazy: funes.chunking, the detectors' patterns, funes.secrets.scanner and numpy stay off fast commands' start-up
     from funes.chunking import reassemble
     from funes.secrets import find
     from funes.secrets.scanner import scan_texts

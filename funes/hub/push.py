@@ -30,8 +30,13 @@ from typing import TYPE_CHECKING
 
 from funes.errors import FunesError, UsageError
 from funes.hub import receipt, transport
+from funes.hub.card import updated_card
+from funes.hub.curate import remote_project, selection_for
+from funes.hub.gate import GateResult, scan
+from funes.hub.remote import forget_head, materialize
 from funes.hub.spec import MemorySpec, State, is_remote, parse_one, state_message
 from funes.hub.upload import SHIPPED, changes, check_writable, listing
+from funes.records import Chunk
 
 if TYPE_CHECKING:
     from funes.hub.gate import GateResult
@@ -79,6 +84,7 @@ def push(
 ) -> PushReport:
     """Publish ``source`` (default: the local memory) to ``spec``. ``confirm`` asks the user a
     yes/no question (None off a terminal: questions become errors naming the flag to pass)."""
+    # lazy: numpy stays off fast commands' start-up
     from funes.store.memory import open_memory
 
     if not spec.remote:
@@ -118,7 +124,6 @@ def push(
         if info.state not in (State.EMPTY, State.READY):
             raise FunesError(state_message(spec, info.state, info.detail))
     pushed_before = receipt.load(spec)
-    from funes.hub.curate import remote_project, selection_for
 
     selection = selection_for(spec, remote_project(info), local)
     if selection is not None:  # a project memory: only the sessions curated in
@@ -155,7 +160,7 @@ def push(
                 )
             todo = [i for i in to_push if i not in gated]
             if todo:
-                from funes.hub.gate import scan
+                # lazy: funes.secrets.scanner stays off fast commands' start-up
                 from funes.secrets.scanner import ScannerError
 
                 try:
@@ -186,7 +191,6 @@ def push(
                     if "README.md" in info.files
                     else None
                 )
-                from funes.hub.card import updated_card
 
                 card_text, report.card = updated_card(
                     current, spec.short, len(remote_ids) + len(send), local.model or ""
@@ -216,7 +220,6 @@ def push(
                 len(src) if isinstance(src, bytes) else src.stat().st_size for _, src in files
             )
             receipt.add(spec, send)
-            from funes.hub.remote import forget_head
 
             forget_head(spec)
             return report
@@ -256,7 +259,6 @@ def _guard(
 
 
 def _held_now(to_push: list[str], gated: dict[str, bool], first: GateResult | None) -> GateResult:
-    from funes.hub.gate import GateResult
 
     res = GateResult([i for i in to_push if gated.get(i)], [i for i in to_push if not gated.get(i)])
     if first is not None:
@@ -272,7 +274,6 @@ def _checkout(info: RemoteInfo, work: Path) -> bool:
     """Copy the remote memory at ``info.sha`` into ``work``; False when it holds none yet."""
     if info.state is not State.READY:
         return False
-    from funes.hub.remote import materialize
 
     src = materialize(info)
     for p in src.rglob("*"):
@@ -292,13 +293,14 @@ def _checkout(info: RemoteInfo, work: Path) -> bool:
 
 
 def _ids(work: Path) -> set[str]:
+    # lazy: numpy stays off fast commands' start-up
     from funes.store.memory import open_memory
 
     return open_memory(work).existing_ids()
 
 
 def _append(local: Memory, work: Path, ids: list[str], create_table: bool) -> None:
-    from funes.records import Chunk
+    # lazy: numpy stays off fast commands' start-up
     from funes.store.memory import META_COLUMNS, open_memory
 
     target = open_memory(work, create=create_table, model=local.model)

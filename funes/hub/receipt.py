@@ -15,11 +15,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from funes.hub.spec import MemorySpec, sanitize
+from funes.store.paths import funes_home
 
 
 def receipt_path(spec: MemorySpec) -> Path:
-    from funes.store.paths import funes_home
-
     return funes_home() / "pushed" / sanitize(spec.uri)
 
 
@@ -36,6 +35,7 @@ def load(spec: MemorySpec) -> set[str] | None:
 def _locked(spec: MemorySpec) -> Iterator[None]:
     p = receipt_path(spec)
     lock = p.parent / ".locks" / p.name
+    # lazy: funes.store.private stays off fast commands' start-up
     from funes.store.private import private_dir
 
     private_dir(lock.parent)

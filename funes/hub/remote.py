@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from funes.errors import FunesError
 from funes.hub.spec import MemorySpec, State, sanitize, state_message
+from funes.store.paths import funes_home
+from funes.store.private import private_dir
 
 if TYPE_CHECKING:
     from funes.hub.transport import RemoteInfo
@@ -40,7 +42,6 @@ def ttl() -> float:
 
 
 def hub_home() -> Path:
-    from funes.store.paths import funes_home
 
     return funes_home() / "hub"
 
@@ -58,7 +59,6 @@ def load_state(spec: MemorySpec) -> dict[str, Any]:
 
 
 def save_state(spec: MemorySpec, doc: dict[str, Any]) -> None:
-    from funes.store.private import private_dir
 
     p = _state_path(spec)
     private_dir(p.parent)
@@ -102,6 +102,7 @@ def read_files(info: RemoteInfo) -> dict[str, tuple[str, int]]:
 
 
 def _complete(spec: MemorySpec, doc: dict[str, Any]) -> Path | None:
+    # lazy: funes.hub.transport stays off fast commands' start-up
     from funes.hub.transport import snapshot_dir
 
     commit, files = doc.get("commit"), doc.get("files")
@@ -115,6 +116,7 @@ def _complete(spec: MemorySpec, doc: dict[str, Any]) -> Path | None:
 
 def materialize(info: RemoteInfo) -> Path:
     """The memory files of ``info``'s head commit in the HF cache; returns the memory dir."""
+    # lazy: funes.hub.transport stays off fast commands' start-up
     from funes.hub.transport import download
 
     spec = info.spec
@@ -134,6 +136,7 @@ def locate(spec: MemorySpec) -> tuple[Path | None, str, State]:
     cached = _complete(spec, doc)
     if cached is not None and time.time() - float(doc.get("checked", 0)) < ttl():
         return _under(spec, cached), "", State.READY
+    # lazy: funes.hub.transport stays off fast commands' start-up
     from funes.hub.transport import probe
 
     info = probe(spec)
@@ -168,7 +171,6 @@ def _identity_path() -> Path:
 
 
 def remember_identity(name: str, orgs: list[str]) -> None:
-    from funes.store.private import private_dir
 
     p = _identity_path()
     private_dir(p.parent)

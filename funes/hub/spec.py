@@ -19,6 +19,7 @@ from enum import Enum
 from pathlib import Path
 
 from funes.errors import FunesError, UsageError
+from funes.store.paths import memory_dir
 
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 _SHORT = re.compile(rf"^({_NAME})/({_NAME})((?:/[A-Za-z0-9._-]+)*)/?$")
@@ -75,8 +76,6 @@ class MemorySpec:
 
 def parse(spec: str | os.PathLike[str] | None) -> MemorySpec:
     """One spec → a MemorySpec (no I/O beyond an existence check of a relative path)."""
-    from funes.store.paths import memory_dir
-
     if isinstance(spec, os.PathLike):
         return MemorySpec(path=memory_dir(spec))
     s = (spec or "").strip()

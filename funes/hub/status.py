@@ -8,9 +8,11 @@ is dry-run over their rows so the user learns what `funes push` would hold back 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from funes.hub import receipt
+from funes.hub.gate import scan as gate_scan
 from funes.hub.spec import MemorySpec
 
 if TYPE_CHECKING:
@@ -37,9 +39,8 @@ class RemoteStatus:
 
 
 def remote_status(spec: MemorySpec, remote: Memory, scan: bool = True) -> RemoteStatus:
-    from datetime import UTC
 
-    from funes.hub import receipt
+    # lazy: funes.hub.remote and numpy stay off fast commands' start-up
     from funes.hub.remote import load_state
     from funes.store.memory import MemoryMissing, open_memory
 
@@ -59,6 +60,7 @@ def remote_status(spec: MemorySpec, remote: Memory, scan: bool = True) -> Remote
     st.local_label = local.label
     t = local.rows(columns=("id", "session_id"))
     have = remote_ids | (receipt.load(spec) or set())
+    # lazy: funes.hub.curate stays off fast commands' start-up
     from funes.hub.curate import project_of_dir, selection_for
 
     selection = selection_for(spec, project_of_dir(remote.path), local)
@@ -80,7 +82,7 @@ def remote_status(spec: MemorySpec, remote: Memory, scan: bool = True) -> Remote
     ids = [i for v in pending.values() for i in v]
     st.pending_rows = len(ids)
     if scan and ids:
-        from funes.hub.gate import scan as gate_scan
+        # lazy: funes.secrets.scanner stays off fast commands' start-up
         from funes.secrets.scanner import ScannerError
 
         try:

@@ -51,12 +51,14 @@ class HubUnavailable(FunesError):
 
 
 def token() -> str | None:
+    # lazy: huggingface_hub stays off fast commands' start-up
     from huggingface_hub import get_token
 
     return get_token()
 
 
 def api() -> Any:
+    # lazy: huggingface_hub stays off fast commands' start-up
     from huggingface_hub import HfApi
 
     return HfApi()
@@ -80,6 +82,7 @@ def offline_error(exc: BaseException) -> bool:
         ):
             return True
     try:
+        # lazy: huggingface_hub only to talk to the Hub
         from huggingface_hub.errors import OfflineModeIsEnabled
 
         if isinstance(exc, OfflineModeIsEnabled):
@@ -92,6 +95,7 @@ def offline_error(exc: BaseException) -> bool:
 
 def probe(spec: MemorySpec, timeout: float = PROBE_TIMEOUT) -> RemoteInfo:
     """One request: repo info at `main` with file metadata → the memory's state."""
+    # lazy: huggingface_hub stays off fast commands' start-up
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
     try:
@@ -135,6 +139,7 @@ def _short(e: BaseException) -> str:
 
 
 def cache_repo_dir(repo_id: str) -> Path:
+    # lazy: huggingface_hub stays off fast commands' start-up
     from huggingface_hub import constants
 
     return Path(constants.HF_HUB_CACHE) / f"datasets--{repo_id.replace('/', '--')}"
@@ -170,6 +175,7 @@ def download(
     return the snapshot dir. A file whose blob is already cached (same etag, e.g. from an older
     commit — memory files never change once written) is linked without a request; the others are
     downloaded with ``hf_hub_download`` pinned to the commit."""
+    # lazy: huggingface_hub stays off fast commands' start-up
     from huggingface_hub import hf_hub_download
 
     snap = snapshot_dir(spec.repo_id or "", commit)
@@ -202,6 +208,7 @@ def download(
 
 def fetch_text(spec: MemorySpec, path: str, commit: str) -> str | None:
     """One small file at a commit (None if it does not exist)."""
+    # lazy: huggingface_hub stays off fast commands' start-up
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError
 
@@ -264,6 +271,7 @@ def commit(
     parent: str | None,
 ) -> str:
     """One commit to `main` guarded by ``parent``; returns the new commit id."""
+    # lazy: huggingface_hub stays off fast commands' start-up
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     ops: list[Any] = [

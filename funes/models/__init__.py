@@ -10,6 +10,7 @@ Importing this package is cheap; onnxruntime, tokenizers and numpy load on first
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from funes.models.pins import EMBEDDER_PIN, RERANKER_PIN, ModelError
@@ -44,7 +45,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'funes.models' has no attribute {name!r}")
-    import importlib
 
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value

@@ -77,6 +77,7 @@ def cached(source_sha256: str) -> Derived | None:
 
 def derive(source: Path, source_sha256: str, embed: EmbedFn, fp32_session: Any) -> Derived:
     """Build, check and cache the int8 graph (a few seconds, once per machine)."""
+    # lazy: numpy and onnxruntime stay off fast commands' start-up
     import numpy as np
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -137,6 +138,7 @@ def derive(source: Path, source_sha256: str, embed: EmbedFn, fp32_session: Any) 
 def dequantised(model: Any) -> Any:
     """Fold every ``Mul(Cast(int8 initializer), scale initializer)`` into an fp32 initializer,
     so the quantiser sees plain fp32 MatMul/Gather weights."""
+    # lazy: numpy stays off fast commands' start-up
     import numpy as np
     from onnx import TensorProto, numpy_helper
 

@@ -22,6 +22,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from funes.models._calibration import CALIBRATION_TEXTS
 from funes.models.derive import MIN_COSINE
 from funes.models.pins import (
     DATA_DIR,
@@ -66,6 +67,7 @@ class Embedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """float32 array (len(texts), dim), each row L2-normalised."""
+        # lazy: numpy and onnxruntime stay off fast commands' start-up
         import numpy as np
 
         from funes.models import _runtime
@@ -88,6 +90,7 @@ class Embedder:
         return out
 
     def _one(self, ids: list[int]) -> np.ndarray:
+        # lazy: numpy stays off fast commands' start-up
         import numpy as np
 
         input_ids = np.asarray(ids, dtype=np.int64)[None, :]
@@ -128,6 +131,7 @@ def embed_chunks(chunks: Iterable[Chunk], batch: int = 64) -> Iterator[Chunk]:
 
     A piece past an oversized block's embedded head (``funes.chunking.EMBEDDED_SPLITS``) is
     passed through without a vector: it is stored and searchable by words only."""
+    # lazy: funes.chunking stays off fast commands' start-up
     from funes.chunking import embedded
 
     if batch < 1:
@@ -189,6 +193,7 @@ def verified_source() -> Path:
 
 
 def load_tokenizer() -> Any:
+    # lazy: tokenizers stay off fast commands' start-up
     from tokenizers import Tokenizer
 
     path = tokenizer_file()
@@ -209,8 +214,8 @@ def load_tokenizer() -> Any:
 
 
 def _load() -> Embedder:
+    # lazy: onnxruntime stays off fast commands' start-up
     from funes.models import _runtime, derive
-    from funes.models._calibration import CALIBRATION_TEXTS
 
     source = verified_source()
     tok = load_tokenizer()

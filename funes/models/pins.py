@@ -79,6 +79,7 @@ def cache_dir() -> Path:
     env = os.environ.get(ENV_CACHE)
     if env:
         return Path(env).expanduser()
+    # lazy: platformdirs stays off fast commands' start-up
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("funes"))

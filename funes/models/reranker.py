@@ -69,6 +69,7 @@ class Reranker:
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """float32 relevance per text, in input order."""
+        # lazy: numpy and onnxruntime stay off fast commands' start-up
         import numpy as np
 
         from funes.models import _runtime
@@ -92,6 +93,7 @@ class Reranker:
         return out
 
     def _run(self, encs: list[Any]) -> np.ndarray:
+        # lazy: numpy stays off fast commands' start-up
         import numpy as np
 
         n, width = len(encs), max(len(e.ids) for e in encs)
@@ -177,6 +179,7 @@ def fetch_reranker() -> Path:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ModelError(f"cannot create {dest.parent}: {e.strerror}") from None
+    # lazy: huggingface_hub stays off fast commands' start-up
     from huggingface_hub import constants, hf_hub_download
 
     hint = (
@@ -266,6 +269,7 @@ def _read_pin_record(d: Path) -> dict[str, Any] | None:
 
 
 def _load(files: RerankerFiles, max_length: int | None) -> Reranker:
+    # lazy: tokenizers and onnxruntime stay off fast commands' start-up
     from tokenizers import Tokenizer
 
     from funes.models import _runtime

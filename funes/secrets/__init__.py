@@ -23,6 +23,7 @@ __all__ = ["DETECTORS", "RULES_VERSION", "Finding", "find", "redact"]
 
 def __getattr__(name: str) -> Any:
     if name in ("DETECTORS", "Finding", "find", "redact"):
+        # lazy: compiling the detectors' patterns stays off fast commands' start-up
         from funes.secrets import detectors
 
         return getattr(detectors, name)

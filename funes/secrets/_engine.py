@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default="all")
     args = ap.parse_args(argv)
     try:
+        # lazy: an optional dependency (the `scan` extra)
         from litellm_trufflehog import Scanner
     except ImportError as e:
         print(f"the TruffleHog engine is not installed ({e.name})", file=sys.stderr)

@@ -26,6 +26,7 @@ line, and any word of it that occurs in a scanned text is masked).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib.util
 import json
 import os
@@ -412,7 +413,6 @@ def _die_with_parent() -> Callable[[], None] | None:
     scanner's own process group is killed on every exit Python sees."""
     if not sys.platform.startswith("linux"):
         return None
-    import ctypes
 
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -465,6 +465,7 @@ def _stderr_note(stderr: str, texts: Iterable[str]) -> str:
             return "[…]"
         return run
 
+    # lazy: compiling the detectors' patterns stays off fast commands' start-up
     from funes.secrets import redact
 
     return f": {redact(_RUN.sub(mask, line))}"

@@ -49,6 +49,7 @@ def claims(path: Path) -> bool:
 
 
 def parse_path(path: Path, stats: FileStats, batch_rows: int = BATCH_ROWS) -> Iterator[Turn]:
+    # lazy: pyarrow stays off fast commands' start-up
     import pyarrow as pa  # heavy: only when a parquet file is actually read
     import pyarrow.parquet as pq
 

@@ -54,6 +54,7 @@ _LAZY = frozenset(
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module 'funes.store' has no attribute {name!r}")
+    # lazy: numpy stays off fast commands' start-up
     from funes.store import memory
 
     value = getattr(memory, name)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -29,6 +30,7 @@ import numpy as np
 
 from funes.chunking import EMBEDDED_SPLITS
 from funes.errors import FunesError
+from funes.models.pins import EMBEDDER_PIN
 from funes.records import Chunk
 from funes.store import redaction
 from funes.store.lexical import LexicalIndex
@@ -62,12 +64,12 @@ WAITING_FOR_VECTOR = f"vector IS NULL AND (split_idx IS NULL OR split_idx < {EMB
 
 
 def default_model() -> str:
-    from funes.models.pins import EMBEDDER_PIN
 
     return EMBEDDER_PIN.name
 
 
 def schema(model: str | None = None, dim: int = DIM) -> pa.Schema:
+    # lazy: pyarrow stays off fast commands' start-up
     import pyarrow as pa
 
     types: dict[str, pa.DataType] = {c: pa.utf8() for c in COLUMNS}
@@ -221,6 +223,7 @@ class Memory:
         return [str(x) for x in t.column("id").to_pylist()]
 
     def session_count(self) -> int:
+        # lazy: pyarrow stays off fast commands' start-up
         import pyarrow.compute as pc
 
         t = self._scan(["session_id"])
@@ -349,6 +352,7 @@ class Memory:
     def writer(self, interactive: bool | None = None) -> Iterator[MemoryWriter]:
         """Take the writer lock and yield a :class:`MemoryWriter` (released on exit)."""
         with _locked(self.path, interactive):
+            # lazy: funes.secrets.scanner stays off fast commands' start-up
             from funes.secrets.scanner import sweep
 
             sweep(self.path)  # plaintext scan files a killed scrub or push left behind
@@ -467,7 +471,6 @@ class MemoryWriter:
         Readers using an older table version fail (their files are gone): call it only for
         a rewrite that must not be recoverable (`funes scrub`), under the writer lock.
         """
-        import warnings
 
         self.memory.lexical.compact()
         self.memory.lexical.commit(self.memory.version)
@@ -485,6 +488,7 @@ class MemoryWriter:
 
     def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> None:
         """Store vectors for existing rows (one commit)."""
+        # lazy: pyarrow stays off fast commands' start-up
         import pyarrow as pa
 
         vecs = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -566,6 +570,7 @@ class MemoryWriter:
         if ann and with_vectors >= 2:
             step("building the vector index")
             t0 = time.monotonic()
+            # lazy: lancedb stays off fast commands' start-up
             from lancedb.index import HnswSq
 
             self._table.create_index(
@@ -593,6 +598,7 @@ def deletion_files(path: Path) -> list[Path]:
 
 def chunks_to_arrow(chunks: Sequence[Chunk], memory: Memory) -> pa.Table:
     """Chunk records as a table in the memory's schema; vectors checked against its model."""
+    # lazy: pyarrow stays off fast commands' start-up
     import pyarrow as pa
 
     sch = memory.schema
@@ -655,6 +661,7 @@ def _masked(rows: list[dict[str, Any]]) -> list[str]:
 
 def _catch_up(memory: Memory, lex: LexicalIndex, persist: bool) -> tuple[int, int]:
     """Index table rows the lexical index lacks; mask index entries the table lost."""
+    # lazy: pyarrow stays off fast commands' start-up
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -713,6 +720,7 @@ def open_memory(
     except (FileNotFoundError, ValueError, OSError):
         if not create:
             raise MemoryMissing(_missing_message(path)) from None
+        # lazy: lancedb stays off fast commands' start-up
         import lancedb
 
         with _locked(path, None), contextlib.suppress(ValueError):
@@ -728,6 +736,7 @@ def open_memory(
 
 def _dataset(path: Path) -> Any:
     """The memory's table as a Lance dataset at its latest version (read-only use)."""
+    # lazy: lance stays off fast commands' start-up
     import lance
 
     return lance.dataset(str(path / f"{TABLE}.lance"))
@@ -735,6 +744,7 @@ def _dataset(path: Path) -> Any:
 
 def _lancedb_table(path: Path) -> Any:
     """The memory's table through the LanceDB client, for writing (the heavier import)."""
+    # lazy: lancedb stays off fast commands' start-up
     import lancedb
 
     return lancedb.connect(str(path)).open_table(TABLE)
@@ -753,6 +763,7 @@ def _missing_message(path: Path) -> str:
 
 
 def _check_compatible(path: Path, sch: pa.Schema, model: str | None) -> None:
+    # lazy: pyarrow stays off fast commands' start-up
     import pyarrow as pa
 
     want = model or default_model()
@@ -779,6 +790,7 @@ def _check_compatible(path: Path, sch: pa.Schema, model: str | None) -> None:
 def _model_installed(name: str) -> bool:
     """Whether funes can load the embedding model ``name`` (then it reads such memories)."""
     try:
+        # lazy: a models layer that cannot import means the model is not installed
         from funes import models
     except ImportError:
         return False

@@ -18,6 +18,7 @@ def funes_home() -> Path:
     env = os.environ.get("FUNES_HOME")
     if env:
         return Path(env).expanduser()
+    # lazy: platformdirs stays off fast commands' start-up
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("funes", appauthor=False))

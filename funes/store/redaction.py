@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import funes
 from funes.chunking import stitch
 from funes.secrets import RULES_VERSION
 
@@ -60,7 +61,6 @@ def vouched(memory: Path) -> bool:
 def write_stamp(memory: Path, **parts: dict[str, Any]) -> None:
     """Record ``ingest`` and/or ``scrub`` facts (merged into the existing stamp). Call under
     the writer lock."""
-    import funes
 
     data = read_stamp(memory) or {"format": FORMAT}
     now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -92,6 +92,7 @@ def mask_pieces(pieces: Sequence[str]) -> list[str]:
     for p in pieces[1:]:
         block = stitch(block, p)
         offsets.append(len(block) - len(p))
+    # lazy: compiling the detectors' patterns stays off fast commands' start-up
     from funes.secrets import find
 
     found = find(block)
@@ -154,6 +155,7 @@ def mask_for_serving(
         return
     siblings: list[dict[str, Any]] = []
     if not whole_blocks:
+        # lazy: numpy stays off fast commands' start-up
         from funes.store.memory import sql_str
 
         keys = {_block(r) for r in rows}

@@ -30,6 +30,7 @@ def memory_status(mem: Memory, pending_sources: int | None = None) -> Status:
     """Counts come from one projected scan. ``pending_sources`` is counted by the caller, which
     knows the transcript sources (a stat-only sweep of the agents' known locations against the
     memory's index state); None when not checked."""
+    # lazy: pyarrow stays off fast commands' start-up
     import pyarrow.compute as pc
 
     t = mem.rows(columns=("session_id", "harness"))
