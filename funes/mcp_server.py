@@ -262,11 +262,13 @@ def build_server(default_memory: str | None = None) -> "MCPServer":
         window: Annotated[int, Field(description="turns either side (default 3)")] = 3,
         memory: Memory_ = "",
     ) -> str:
-        return answer("get", get, memories, session_id, turn_uuid, window, memory)
+        with _LOADING:  # a call during the warm-up waits: numpy must not load from two threads
+            return answer("get", get, memories, session_id, turn_uuid, window, memory)
 
     @server.tool(name="status", description=STATUS_DESCRIPTION, structured_output=False)
     def status_tool(memory: Memory_ = "") -> str:
-        return answer("status", status, memories, memory)
+        with _LOADING:
+            return answer("status", status, memories, memory)
 
     return server
 

@@ -250,3 +250,38 @@ def test_a_client_that_closes_stdin_at_once_sees_a_clean_exit(memory: Path) -> N
         assert (p.returncode, p.stderr.decode()[-200:]) == (0, "")
         first = json.loads(p.stdout.decode().splitlines()[0])
         assert first["result"]["serverInfo"]["name"] == "funes"
+
+
+@pytest.mark.slow
+def test_get_and_status_sent_during_the_warm_up_answer_without_an_import_error(
+    memory: Path,
+) -> None:
+    """get and status arriving right behind `initialize` used to import numpy beside the
+    warm-up thread and could fail ("partially initialized module numpy…", about 1 run in 10)."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2024-11-05", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "status", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "get", "arguments": {"session_id": SESSION, "turn_uuid": "c-11"}}},
+    ]  # fmt: skip
+    for _ in range(10):
+        p = subprocess.Popen(
+            [str(BIN / "funes"), "mcp", "--memory", str(memory)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write("".join(json.dumps(line) + "\n" for line in lines).encode())
+        p.stdin.flush()
+        answers: dict[int, str] = {}
+        while len(answers) < 3:
+            d = json.loads(p.stdout.readline())
+            result = d["result"]
+            answers[d["id"]] = result["content"][0]["text"] if "content" in result else ""
+        p.stdin.close()
+        p.wait(timeout=60)
+        assert answers[2].startswith("memory: "), answers[2][:300]
+        assert "tiler/mvt.py" in answers[3], answers[3][:300]
