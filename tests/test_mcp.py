@@ -231,16 +231,22 @@ def test_models_load_in_the_background_right_after_initialize(
     run(scenario)
 
 
+# What a client sends before its first tool call, as raw JSON-RPC lines.
+HANDSHAKE = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"protocolVersion": "2024-11-05", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]  # fmt: skip
+
+
 @pytest.mark.slow
 def test_a_client_that_closes_stdin_at_once_sees_a_clean_exit(memory: Path) -> None:
     """Closing stdin while the warm-up thread is still inside the models used to abort the
     server at interpreter shutdown (exit 134, "terminate called without an active exception")
     about one run in three."""
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2024-11-05", "capabilities": {},
-                    "clientInfo": {"name": "test", "version": "0"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *HANDSHAKE,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
          "params": {"name": "recall", "arguments": {"query": "empty tiles at zoom 14", "k": 1}}},
     ]  # fmt: skip
@@ -259,10 +265,7 @@ def test_get_and_status_sent_during_the_warm_up_answer_without_an_import_error(
     """get and status arriving right behind `initialize` used to import numpy beside the
     warm-up thread and could fail ("partially initialized module numpy…", about 1 run in 10)."""
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2024-11-05", "capabilities": {},
-                    "clientInfo": {"name": "test", "version": "0"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *HANDSHAKE,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
          "params": {"name": "status", "arguments": {}}},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
