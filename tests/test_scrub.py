@@ -308,6 +308,18 @@ def test_scrub_dry_run_reports_and_changes_nothing(
 
 
 @pytest.mark.needs_scanner
+def test_scrub_prints_no_library_warning_when_it_runs_the_scanner(
+    unredacted: tuple[Path, dict[str, str], dict], tmp_path: Path
+) -> None:
+    """Starting the scanner forks (it must die with funes); lance warned "lance is not
+    fork-safe" on stderr at every scrub, though the child only execs the scanner."""
+    mem = copy_memory(unredacted[0], tmp_path / "mem")
+    r = run_cmd("funes", "scrub", "--dry-run", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.decode() == ""
+
+
+@pytest.mark.needs_scanner
 def test_scrub_with_the_lock_held_says_so_in_one_line(
     unredacted: tuple[Path, dict[str, str], dict], tmp_path: Path
 ) -> None:

@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -372,16 +373,20 @@ def _run(
     """Run the scanner in its own process group; kill the whole group on timeout."""
     env = {**os.environ, "NO_COLOR": "1"}
     try:
-        proc = subprocess.Popen(
-            [*scanner.command, *args],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            start_new_session=True,
-            preexec_fn=_die_with_parent(),
-        )
+        with warnings.catch_warnings():
+            # preexec_fn makes this a fork, which lance warns about ("lance is not fork-safe");
+            # the child only execs the scanner, so lance's state is never used there.
+            warnings.filterwarnings("ignore", message="lance is not fork-safe")
+            proc = subprocess.Popen(
+                [*scanner.command, *args],
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent(),
+            )
     except OSError as e:
         raise ScannerError(f"cannot run {scanner}: {e.strerror or e}") from None
     try:
