@@ -37,11 +37,9 @@ ALLOWED: dict[str, set[str]] = {
     "funes.retrieval": STORE
     | {"funes.sources", "funes.memories", "funes.ranker", "funes.retrieval"},
     "funes.validate": RECORDS | {"funes.sources", "funes.retrieval", "funes.validate"},
-    "funes.render": HUB
-    | {"funes.ingest", "funes.memories", "funes.retrieval", "funes.validate", "funes.render"},
-    "funes.agents": HUB
-    | {"funes.ingest", "funes.memories", "funes.retrieval", "funes.validate", "funes.render"}
-    | {"funes.agents"},
+    # Formats take data; they read the store only for the turns around a hit.
+    "funes.render": HUB | {"funes.render"},
+    "funes.agents": HUB | {"funes.memories", "funes.agents"},
 }
 # The two front ends may import every layer above; only the CLI may import the MCP server, and
 # nothing imports the CLI.
