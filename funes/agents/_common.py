@@ -50,7 +50,6 @@ class Context:
     @property
     def push_memory(self) -> str | None:
         """The Hub memory the session-boundary hooks publish to (None: no push hooks)."""
-
         return self.memory if self.memory and is_remote(self.memory) else None
 
     @property
@@ -420,7 +419,6 @@ def run_cli(
 
 
 def shell_join(argv: list[str]) -> str:
-
     return shlex.join(argv)
 
 

@@ -181,7 +181,6 @@ def status(ctx: Context) -> dict[str, Any]:
 
 def _features_note(ctx: Context) -> str | None:
     """Codex runs hooks.json only with its hooks feature on (off in ``[features]`` = no hooks)."""
-
     try:
         conf = tomllib.loads((ctx.home / ".codex" / "config.toml").read_text("utf-8"))
     except (OSError, ValueError):

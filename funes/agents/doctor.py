@@ -46,7 +46,6 @@ class AgentReport:
 
 
 def _recorded_bin(commands: list[str]) -> str | None:
-
     for c in commands:
         try:
             words = shlex.split(c)

@@ -90,7 +90,6 @@ def run(main: Callable[[], int], prog: str = "funes") -> int:
     """Run a command body: user errors become one stderr line, a closed pipe is quiet.
 
     Everything the command creates is private to the user (funes.store.private)."""
-
     private_umask()
     try:
         return main()

@@ -142,7 +142,6 @@ def _remote_ids(info: RemoteInfo) -> set[str]:
 
 
 def _receipt(spec: MemorySpec) -> set[str]:
-
     return receipt.load(spec) or set()
 
 

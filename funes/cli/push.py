@@ -36,7 +36,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-
     spec = parse(args.memory)
     tty = sys.stdin.isatty() and sys.stderr.isatty()
     report = push(

@@ -44,7 +44,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-
     base = search_values(args)
     if args.query:
         first: Query | None = validate.query(" ".join(args.query), base)

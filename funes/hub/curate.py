@@ -44,7 +44,6 @@ SCAFFOLDING = (
 
 
 def curation_path(spec: MemorySpec) -> Path:
-
     return funes_home() / "curation" / sanitize(spec.uri)
 
 

@@ -259,7 +259,6 @@ def _guard(
 
 
 def _held_now(to_push: list[str], gated: dict[str, bool], first: GateResult | None) -> GateResult:
-
     res = GateResult([i for i in to_push if gated.get(i)], [i for i in to_push if not gated.get(i)])
     if first is not None:
         res.detectors = first.detectors

@@ -42,7 +42,6 @@ def ttl() -> float:
 
 
 def hub_home() -> Path:
-
     return funes_home() / "hub"
 
 
@@ -59,7 +58,6 @@ def load_state(spec: MemorySpec) -> dict[str, Any]:
 
 
 def save_state(spec: MemorySpec, doc: dict[str, Any]) -> None:
-
     p = _state_path(spec)
     private_dir(p.parent)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
@@ -171,7 +169,6 @@ def _identity_path() -> Path:
 
 
 def remember_identity(name: str, orgs: list[str]) -> None:
-
     p = _identity_path()
     private_dir(p.parent)
     p.write_text(json.dumps({"name": name, "orgs": orgs}) + "\n")

@@ -64,7 +64,6 @@ WAITING_FOR_VECTOR = f"vector IS NULL AND (split_idx IS NULL OR split_idx < {EMB
 
 
 def default_model() -> str:
-
     return EMBEDDER_PIN.name
 
 
@@ -471,7 +470,6 @@ class MemoryWriter:
         Readers using an older table version fail (their files are gone): call it only for
         a rewrite that must not be recoverable (`funes scrub`), under the writer lock.
         """
-
         self.memory.lexical.compact()
         self.memory.lexical.commit(self.memory.version)
         with warnings.catch_warnings():

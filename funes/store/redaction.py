@@ -61,7 +61,6 @@ def vouched(memory: Path) -> bool:
 def write_stamp(memory: Path, **parts: dict[str, Any]) -> None:
     """Record ``ingest`` and/or ``scrub`` facts (merged into the existing stamp). Call under
     the writer lock."""
-
     data = read_stamp(memory) or {"format": FORMAT}
     now = datetime.now(UTC).isoformat(timespec="seconds")
     for name, info in parts.items():
