@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
@@ -53,6 +55,35 @@ def run_cmd(
         timeout=120,
         check=False,
     )
+
+
+def start_on_a_terminal(
+    argv: list[str], env: dict[str, str], stdin: int | None = None, stdout: int | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``argv`` with stderr on a new pseudo-terminal, and stdin and stdout too unless
+    given; returns the process and the terminal's master end (the caller closes it)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(
+        argv, stdin=slave if stdin is None else stdin, stdout=slave if stdout is None else stdout,
+        stderr=slave, env={**os.environ, **env}, close_fds=True,
+    )  # fmt: skip
+    os.close(slave)
+    return p, master
+
+
+def read_terminal(master: int, timeout: float = 120) -> bytes:
+    """All the child writes to the terminal until it closes it (or ``timeout`` seconds)."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    return seen
 
 
 def load_bench_secrets() -> ModuleType:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BIN, REPO, jsonl, run_cmd
+from conftest import BIN, REPO, jsonl, read_terminal, run_cmd, start_on_a_terminal
 
 from funes.agents.ask import (
     INSTRUCTION,
@@ -321,25 +321,12 @@ def test_an_unreachable_hub_memory_is_an_error_not_a_cached_copy(
 
 
 def test_on_a_terminal_a_spinner_follows_the_agents_stream(agents: Agents, memory: Path) -> None:
-    import pty
-
     (agents.bin / "claude.delay").write_text("0.4")
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
+    proc, master = start_on_a_terminal(
         [str(BIN / "funes"), "ask", "claude", QUESTION, "--memory", str(memory)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave,
-        env={**os.environ, "PATH": str(agents.bin)},
+        {"PATH": str(agents.bin)}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
     )  # fmt: skip
-    os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # the child closed its end
-            break
-        if not chunk:
-            break
-        seen += chunk
+    seen = read_terminal(master)
     os.close(master)
     assert proc.wait(timeout=120) == 0
     assert proc.stdout is not None and proc.stdout.read().startswith(b"The zoom 14 tiles")

@@ -4,36 +4,19 @@ NO_COLOR, `funes get` lines that run as printed), while piped output stays the a
 from __future__ import annotations
 
 import os
-import pty
 import re
 import shutil
-import subprocess
-import time
 from pathlib import Path
 
-from conftest import BIN, run_cmd
+from conftest import BIN, read_terminal, run_cmd, start_on_a_terminal
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def on_a_terminal(args: list[str], env: dict[str, str], timeout: float = 120) -> str:
     """`funes ARGS` with stdin, stdout and stderr on a pseudo-terminal; all it wrote."""
-    master, slave = pty.openpty()
-    p = subprocess.Popen(
-        [str(BIN / "funes"), *args], stdin=slave, stdout=slave, stderr=slave,
-        env={**os.environ, **env}, close_fds=True,
-    )  # fmt: skip
-    os.close(slave)
-    seen = b""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
+    p, master = start_on_a_terminal([str(BIN / "funes"), *args], env)
+    seen = read_terminal(master, timeout)
     p.wait(timeout=timeout)
     os.close(master)
     return seen.decode("utf-8", "replace").replace("\r\n", "\n")

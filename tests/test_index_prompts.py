@@ -4,14 +4,13 @@ run without a terminal prints instead, and a summary that counts sessions once."
 from __future__ import annotations
 
 import os
-import pty
 import select
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from conftest import BIN, run_cmd
+from conftest import BIN, run_cmd, start_on_a_terminal
 from test_index import write_claude, write_codex
 
 from funes.ingest import indexer
@@ -22,12 +21,7 @@ def run_on_a_terminal(
 ) -> tuple[int, str, str]:
     """Run `funes ARGS` with stdin and stderr on a pseudo-terminal (stdout piped), answering
     each `[Y/n]` question with the next of ``answers``. Returns (status, stdout, terminal)."""
-    master, slave = pty.openpty()
-    p = subprocess.Popen(
-        [str(BIN / "funes"), *args], stdin=slave, stderr=slave, stdout=subprocess.PIPE,
-        env={**os.environ, **env}, close_fds=True,
-    )  # fmt: skip
-    os.close(slave)
+    p, master = start_on_a_terminal([str(BIN / "funes"), *args], env, stdout=subprocess.PIPE)
     seen = b""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
