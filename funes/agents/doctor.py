@@ -120,8 +120,8 @@ def report(
     ctx: Context, agents: tuple[str, ...] | None = None, memory: str | None = None
 ) -> dict[str, Any]:
     """The doctor's report on ``agents`` (default: every registered agent)."""
-    # lazy: funes.hub.transport stays off fast commands' start-up
-    from funes.hub.transport import private_roots
+    # lazy: funes.hub.remote stays off fast commands' start-up
+    from funes.hub.remote import private_roots
 
     entries = hooklog.read()
     wide = too_open(private_roots())

@@ -134,8 +134,8 @@ def _ask_fix() -> bool:
 
 
 def _fix(rep: dict[str, Any]) -> None:
-    # lazy: funes.hub.transport stays off fast commands' start-up
-    from funes.hub.transport import private_roots
+    # lazy: funes.hub.remote stays off fast commands' start-up
+    from funes.hub.remote import private_roots
 
     wide = too_open(private_roots())
     failed = make_private(wide)

@@ -45,6 +45,27 @@ def hub_home() -> Path:
     return funes_home() / "hub"
 
 
+def private_roots() -> list[Path]:
+    """Where funes keeps private files: `$FUNES_HOME` and the HF cache folder of each remote
+    memory it has read (named in the state files under :func:`hub_home`)."""
+    # lazy: funes.hub.transport stays off fast commands' start-up
+    from funes.hub.transport import cache_repo_dir
+
+    out = [funes_home()]
+    try:
+        states = sorted(hub_home().glob("*.json"))
+    except OSError:
+        states = []
+    for p in states:
+        try:
+            repo = json.loads(p.read_text()).get("repo_id")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(repo, str) and repo:
+            out.append(cache_repo_dir(repo))
+    return out
+
+
 def _state_path(spec: MemorySpec) -> Path:
     return hub_home() / f"{sanitize(spec.uri)}.json"
 

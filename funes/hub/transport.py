@@ -8,7 +8,6 @@ The endpoint comes from ``HF_ENDPOINT`` (read by huggingface_hub at import), the
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +17,6 @@ from typing import Any
 
 from funes.errors import FunesError
 from funes.hub.spec import MemorySpec, State
-from funes.store.paths import funes_home
 
 PROBE_TIMEOUT = 5.0  # seconds: the reachability probe
 REPO_TYPE = "dataset"
@@ -143,25 +141,6 @@ def cache_repo_dir(repo_id: str) -> Path:
     from huggingface_hub import constants
 
     return Path(constants.HF_HUB_CACHE) / f"datasets--{repo_id.replace('/', '--')}"
-
-
-def private_roots() -> list[Path]:
-    """Where funes keeps private files: `$FUNES_HOME` and the HF cache folder of each remote
-    memory it has read (named in `$FUNES_HOME/hub/*.json`)."""
-    home = funes_home()
-    out = [home]
-    try:
-        states = sorted((home / "hub").glob("*.json"))
-    except OSError:
-        states = []
-    for p in states:
-        try:
-            repo = json.loads(p.read_text()).get("repo_id")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(repo, str) and repo:
-            out.append(cache_repo_dir(repo))
-    return out
 
 
 def snapshot_dir(repo_id: str, commit: str) -> Path:
