@@ -33,7 +33,8 @@ KINDS = {"paraphrase", "keyword", "decision", "failure", "tool", "absent"}
 
 def load(name: str, agent: str | None = None) -> list[dict]:
     out = []
-    for f in sorted(HERE.glob(f"*/{name}")):
+    stem = name.removesuffix(".jsonl")
+    for f in sorted(HERE.glob(f"*/{stem}*.jsonl")):
         if agent and f.parent.name != agent:
             continue
         for n, line in enumerate(f.read_text().splitlines(), 1):

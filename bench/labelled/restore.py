@@ -67,7 +67,7 @@ def main() -> int:
     roots = a.roots or [Path("/work/.mirror")]
     missing = 0
     entries = []
-    for f in sorted(HERE.glob("*/manifest.jsonl")):
+    for f in sorted(HERE.glob("*/manifest*.jsonl")):
         entries += [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
     for m in entries:
         dest = CORPUS / m["file"]
