@@ -235,7 +235,7 @@ def test_workdir_munge_matches_claude_project_dir_naming() -> None:
 
 
 def test_repo_facet_normalises_remote_urls() -> None:
-    on = sources._owner_name
+    on = sources.facets._owner_name
     assert on("origin\thttps://github.com/acme/kb.git (fetch)") == "acme/kb"
     assert on("origin\tgit@github.com:acme/kb.git (push)") == "acme/kb"
     assert on("hub\thttps://huggingface.co/datasets/acme/kb/ (fetch)") == "acme/kb"

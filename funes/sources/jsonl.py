@@ -1,0 +1,101 @@
+"""Line-level JSONL reading shared by every JSONL format: bad lines counted, never fatal."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING, Any
+
+from funes.records import TooDeep, check_value, load_json
+
+if TYPE_CHECKING:
+    from funes.sources import FileStats
+
+
+def iter_json_lines(fp: IO[bytes], stats: FileStats) -> Iterator[dict[str, Any]]:
+    """JSON objects of a JSONL stream; bad lines are counted in ``stats`` by reason, never fatal.
+
+    Reasons: ``not_utf8``, ``malformed_json``, ``truncated`` (an unterminated last line that
+    does not parse — a write caught mid-way), ``not_object``, ``too_deep`` (nested deeper than
+    ``records.MAX_DEPTH`` levels).
+
+    Lines read despite a defect are counted in ``stats.repaired``:
+
+    - ``lone_surrogate``: a JSON-escaped lone UTF-16 surrogate (an emoji cut in half) was read
+      as U+FFFD;
+    - ``concatenated_records``: a line holding several complete records back to back (a writer
+      that appended to a file whose last line had lost its newline — seen in real pi sessions);
+      each record is read.
+
+    ``stats.lines`` is the number of the line a record came from while it is being consumed.
+    """
+    for lineno, raw in enumerate(fp, 1):
+        stats.lines = lineno
+        line = raw.strip()
+        if not line:
+            continue
+        bad = "malformed_json" if raw.endswith(b"\n") else "truncated"
+        # A line can be tens of megabytes: hold no copy of it while the record is consumed.
+        del raw
+        try:
+            rec, fixed = load_json(line)
+        except UnicodeDecodeError:
+            stats.skip(lineno, "not_utf8")
+            continue
+        except TooDeep:
+            stats.skip(lineno, "too_deep")
+            continue
+        except json.JSONDecodeError as e:
+            glued = _concatenated(line.decode("utf-8")) if e.msg == "Extra data" else []
+            if not glued:
+                stats.skip(lineno, bad)
+                continue
+            try:
+                glued, fixed = check_value(glued, line)
+            except TooDeep:
+                stats.skip(lineno, "too_deep")
+                continue
+            stats.repair(lineno, "concatenated_records")
+            if fixed:
+                stats.repair(lineno, "lone_surrogate")
+            for part in glued:
+                if part is None:  # a tail that does not parse: counted like any bad line
+                    stats.skip(lineno, bad)
+                elif not isinstance(part, dict):
+                    stats.skip(lineno, "not_object")
+                else:
+                    stats.records_kept += 1
+                    yield part
+            continue
+        del line
+        if not isinstance(rec, dict):
+            stats.skip(lineno, "not_object")
+            continue
+        if fixed:
+            stats.repair(lineno, "lone_surrogate")
+        stats.records_kept += 1
+        yield rec
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _concatenated(text: str) -> list[Any]:
+    """The JSON values of a line holding several back to back; [] if the first one is bad.
+
+    A tail that does not parse (or nests past the recursion limit) ends the list as ``None``.
+    """
+    out: list[Any] = []
+    pos, end = 0, len(text)
+    while pos < end:
+        try:
+            value, pos = _DECODER.raw_decode(text, pos)
+        except (json.JSONDecodeError, RecursionError):
+            if not out:
+                return []
+            out.append(None)
+            break
+        out.append(value)
+        while pos < end and text[pos] in " \t\r":
+            pos += 1
+    return out if len(out) > 1 else []
