@@ -68,7 +68,14 @@ def sniff(first: dict[str, Any]) -> bool:
 def parse_records(
     records: Iterable[dict[str, Any]], path: Path, stats: FileStats
 ) -> Iterator[Turn]:
-    session_id = path.stem
+    return parse_pi_records(records, path, stats, "pi")
+
+
+def parse_pi_records(
+    records: Iterable[dict[str, Any]], path: Path, stats: FileStats, harness: str
+) -> Iterator[Turn]:
+    """pi's JSONL as ``harness``: agents built on pi (OpenClaw, omp) write the same entries."""
+    session_id = path.name.split(".jsonl", 1)[0] if ".jsonl" in path.name else path.stem
     workdir: str | None = None
     repo = ""
     seq = 0
@@ -98,7 +105,7 @@ def parse_records(
         else:  # v1/v2: a linear chain without ids
             uuid, parent = f"{session_id}-{seq}", prev_uuid
         yield Turn(
-            harness=SOURCE.harness,
+            harness=harness,
             session_id=session_id,
             turn_uuid=uuid,
             parent_uuid=parent,

@@ -1,0 +1,92 @@
+"""Agents' homes as they lay out their sessions, built in a test from each documented format.
+
+Each ``write_<agent>(home)`` puts one small session where that agent keeps it under ``home``
+and returns a :class:`Laid`: the agent's own session id, a phrase only that session's
+assistant says (for recall), and the roles and block types its turns must come out with.
+The formats follow the agents' sources and the peers' notes (see docs/sources.md); no real
+user's transcript is copied here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conftest import write_jsonl
+
+
+@dataclass(frozen=True)
+class Laid:
+    harness: str
+    session_id: str
+    phrase: str  # said by the assistant only in this session
+    turns: list[tuple[str, list[str]]]  # (role, block types) of each turn, in order
+    where: Path  # the file (or database) holding it
+
+
+def pi_entries(session_id: str, cwd: str, phrase: str) -> list[dict[str, Any] | str]:
+    """A pi-format session: header, user, assistant (thinking + tool call), tool result,
+    assistant text; a model change and a truncated last line that a live writer left."""
+    ts = "2026-05-02T09:00:0{}.000Z"
+    return [
+        {"type": "session", "version": 3, "id": session_id, "timestamp": ts.format(0), "cwd": cwd},
+        {"type": "model_change", "id": "mc", "parentId": None, "timestamp": ts.format(0)},
+        {
+            "type": "message", "id": "u1", "parentId": "mc", "timestamp": ts.format(1),
+            "message": {"role": "user", "content": [{"type": "text", "text": "why does the tile cache thrash?"}]},
+        },
+        {
+            "type": "message", "id": "a1", "parentId": "u1", "timestamp": ts.format(2),
+            "message": {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "look at the eviction order"},
+                {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "rg evict"}},
+            ]},
+        },
+        {
+            "type": "message", "id": "r1", "parentId": "a1", "timestamp": ts.format(3),
+            "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
+                        "content": [{"type": "text", "text": "cache.rs: fn evict_oldest"}]},
+        },
+        {
+            "type": "message", "id": "a2", "parentId": "r1", "timestamp": ts.format(4),
+            "message": {"role": "assistant", "content": [{"type": "text", "text": f"The eviction is FIFO, not LRU: {phrase}."}]},
+        },
+        '{"type":"message","id":"a3","parentId":"a2","message":{"role":"assi',
+    ]  # fmt: skip
+
+
+PI_TURNS = [
+    ("user", ["text"]),
+    ("assistant", ["thinking", "tool_use"]),
+    ("tool", ["tool_result"]),
+    ("assistant", ["text"]),
+]
+
+
+def write_openclaw(home: Path, state: Path | None = None) -> Laid:
+    """A reset archive (most of a real home's history) beside the index ``sessions.json``."""
+    sid = "0b6c2f4e-openclaw-reset"
+    d = (state or home / ".openclaw") / "agents" / "main" / "sessions"
+    f = write_jsonl(
+        d / f"{sid}.jsonl.reset.2026-05-02T10-00-00.000Z",
+        pi_entries(sid, "/home/ana/gateway", "openclaw swallowed the halibut"),
+    )
+    (d / "sessions.json").write_text(json.dumps({"agent:main:main": {"sessionId": "live-1"}}))
+    return Laid("openclaw", sid, "openclaw swallowed the halibut", PI_TURNS, f)
+
+
+def write_omp(home: Path) -> Laid:
+    sid = "7d1e-omp-session"
+    f = write_jsonl(
+        home / ".omp/agent/sessions/-home-ana-tiles/2026-05-02T09-00-00-000Z_7d1e.jsonl",
+        [
+            *pi_entries(sid, "/home/ana/tiles", "omp juggled the marmalade")[:1],
+            {"type": "title_change", "id": "t", "parentId": None, "title": "tiles"},
+            {"type": "message", "id": "dv", "parentId": None,
+             "message": {"role": "developer", "content": [{"type": "text", "text": "be brief"}]}},
+            *pi_entries(sid, "/home/ana/tiles", "omp juggled the marmalade")[1:],
+        ],
+    )  # fmt: skip
+    return Laid("omp", sid, "omp juggled the marmalade", PI_TURNS, f)

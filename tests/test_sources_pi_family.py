@@ -1,0 +1,92 @@
+"""OpenClaw and omp: pi's JSONL kept in other places, under their own harness names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from agent_homes import PI_TURNS, pi_entries, write_omp, write_openclaw
+from conftest import write_jsonl
+
+from funes import sources
+from funes.records import Turn
+from funes.sources import FileStats
+
+
+def swept(home: Path, harness: str) -> tuple[list[Turn], list[FileStats]]:
+    stats: list[FileStats] = []
+    units = [u for u in sources.sweep(home) if u.source and u.source.name == harness]
+    return list(sources.parse_units(units, stats.append)), stats
+
+
+def shape(turns: list[Turn]) -> list[tuple[str, list[str]]]:
+    return [(t.role, [b.type for b in t.blocks]) for t in turns]
+
+
+def test_openclaw_reset_archive_is_swept_and_the_index_is_not(private_home: Path) -> None:
+    laid = write_openclaw(private_home)
+    sessions_dir = laid.where.parent
+    # a checkpoint copy, a backup and a deleted session: none of them is read
+    for name in ("s.checkpoint.9f.jsonl", "s.jsonl.bak", "s.jsonl.deleted.2026-05-01"):
+        write_jsonl(sessions_dir / name, pi_entries("other", "/x", "never read"))
+    turns, stats = swept(private_home, "openclaw")
+    assert [s.path for s in stats] == [str(laid.where)]
+    assert shape(turns) == PI_TURNS
+    assert {t.harness for t in turns} == {"openclaw"}
+    assert {t.session_id for t in turns} == {laid.session_id}
+    assert {t.workdir for t in turns} == {"-home-ana-gateway"}
+    assert stats[0].skipped_lines == 1  # the cut last line
+    report = sources.coverage(stats[0])
+    assert report["unexplained"] == {} and report["error"] is None
+
+
+def test_openclaw_state_dir_moves_the_home(
+    private_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    moved = tmp_path / "claw-state"
+    laid = write_openclaw(private_home, state=moved)
+    monkeypatch.setenv("OPENCLAW_STATE_DIR", str(moved))
+    turns, _ = swept(private_home, "openclaw")
+    assert {t.session_id for t in turns} == {laid.session_id}
+    monkeypatch.delenv("OPENCLAW_STATE_DIR")
+    assert swept(private_home, "openclaw")[0] == []
+
+
+def test_openclaw_file_given_by_path_is_read_as_openclaw(private_home: Path) -> None:
+    laid = write_openclaw(private_home)
+    turns = list(sources.parse([laid.where]))
+    assert {t.harness for t in turns} == {"openclaw"} and len(turns) == 4
+
+
+def test_omp_title_and_developer_records_are_known_not_content(private_home: Path) -> None:
+    laid = write_omp(private_home)
+    turns, stats = swept(private_home, "omp")
+    assert shape(turns) == PI_TURNS
+    assert {t.harness for t in turns} == {"omp"} and {t.session_id for t in turns} == {
+        laid.session_id
+    }
+    report = sources.coverage(stats[0])
+    assert report["unexplained"] == {}
+    assert report["ignored"]["message:developer"] == 1 and report["ignored"]["title_change"] == 1
+
+
+def test_omp_profiles_and_xdg_data_home_are_swept(
+    private_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    xdg = tmp_path / "xdg"
+    entries = pi_entries("prof-1", "/p", "in a profile")
+    write_jsonl(private_home / ".omp/profiles/work/agent/sessions/-p/a.jsonl", entries)
+    write_jsonl(xdg / "omp/sessions/-p/b.jsonl", pi_entries("xdg-1", "/p", "under xdg"))
+    write_jsonl(xdg / "omp/profiles/home/sessions/-p/c.jsonl", pi_entries("xdg-2", "/p", "x"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(xdg))
+    turns, _ = swept(private_home, "omp")
+    assert {t.session_id for t in turns} == {"prof-1", "xdg-1", "xdg-2"}
+
+
+def test_pi_family_harness_names_select_their_source() -> None:
+    for name in ("openclaw", "omp"):
+        assert sources.get_source(name).harness == name
+    # pi's own sniffing still claims a pi file found outside any agent's home
+    rec = json.loads(json.dumps(pi_entries("s", "/p", "x")[0]))
+    assert sources.sniff(rec).name == "pi"
