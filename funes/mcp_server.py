@@ -154,12 +154,16 @@ def recall(
     block_type: str | None = None,
     harness: str | None = None,
     memory: str | None = None,
+    role: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
 ) -> str:
     # lazy: funes.validate and funes.render.formats stay off fast commands' start-up
     from funes import validate
     from funes.render.formats import recall_agent
 
-    raw = {"k": k, "block_type": block_type, "harness": harness}
+    raw = {"k": k, "block_type": block_type, "harness": harness, "role": role,
+           "since": since, "until": until}  # fmt: skip
     q = validate.query(" ".join(query.split()), raw, style="mcp")  # before any model loads
     return recall_agent(memories.search(memory, q))
 
@@ -249,11 +253,30 @@ def build_server(default_memory: str | None = None) -> "MCPServer":
             str, Field(description="only this kind of block: text, thinking, tool_use, tool_result")
         ] = "",
         harness: Annotated[
-            str, Field(description="only sessions of this agent: claude, codex, pi, hermes")
+            str,
+            Field(
+                description="only sessions of these agents: claude (= claude_code), codex, pi, "
+                "hermes; several comma-separated (`claude,codex`)"
+            ),
         ] = "",
         memory: Memory_ = "",
+        role: Annotated[
+            str,
+            Field(
+                description="only turns of this role: `user` (what the user asked), "
+                "`assistant`, `tool`; several comma-separated"
+            ),
+        ] = "",
+        since: Annotated[
+            str, Field(description="only turns at or after: 2026-03-01, or an age: 7d, 12h, 2w")
+        ] = "",
+        until: Annotated[
+            str, Field(description="only turns up to: 2026-03-01 (that whole day), or an age: 30d")
+        ] = "",
     ) -> str:
-        return answer("recall", recall, memories, query, k, block_type, harness, memory)
+        return answer(
+            "recall", recall, memories, query, k, block_type, harness, memory, role, since, until
+        )
 
     @server.tool(name="get", description=GET_DESCRIPTION, structured_output=False)
     def get_tool(

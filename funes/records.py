@@ -515,6 +515,7 @@ class QueryLine(JsonRecord):
     session: Any = field(default=None, metadata=FILTER)
     since: Any = field(default=None, metadata=FILTER)
     until: Any = field(default=None, metadata=FILTER)
+    role: Any = field(default=None, metadata=FILTER)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -53,7 +53,9 @@ NEIGHBOR_CHARS = 160  # of the neighbour's text, whitespace runs folded so it st
 
 @dataclass
 class Filters:
-    """Pre-filters of both legs. Every field narrows; None means any."""
+    """Pre-filters of both legs (applied inside each leg's search, before its top k). Every
+    field narrows; None means any. ``harness`` and ``role`` may name several values,
+    comma-separated (``claude,codex``): any of them."""
 
     block_type: str | None = None
     harness: str | None = None
@@ -62,6 +64,7 @@ class Filters:
     session: str | None = None
     since: str | None = None
     until: str | None = None
+    role: str | None = None
 
     def where(self, now: datetime | None = None) -> str | None:
         # lazy: funes.sources and numpy stay off fast commands' start-up
@@ -72,7 +75,10 @@ class Filters:
         if self.block_type:
             conds.append(f"block_type = {sql_str(self.block_type)}")
         if self.harness:
-            conds.append(f"harness = {sql_str(sources.get_source(self.harness).harness)}")
+            names = [sources.get_source(h.strip()).harness for h in self.harness.split(",")]
+            conds.append(_any_of("harness", names))
+        if self.role:
+            conds.append(_any_of("role", [r.strip() for r in self.role.split(",")]))
         if self.workdir:
             munged = sources.munge_workdir(self.workdir) or self.workdir
             conds.append(f"(workdir = {sql_str(munged)} OR workdir = {sql_str(self.workdir)})")
@@ -85,6 +91,14 @@ class Filters:
         if self.until:
             conds.append(f"ts < {sql_str(parse_when(self.until, now, end=True))}")
         return " AND ".join(conds) or None
+
+
+def _any_of(column: str, values: list[str]) -> str:
+    # lazy: funes.store.memory imports numpy
+    from funes.store.memory import sql_in, sql_str
+
+    values = list(dict.fromkeys(values))
+    return f"{column} = {sql_str(values[0])}" if len(values) == 1 else sql_in(column, values)
 
 
 def _like_escape(s: str) -> str:

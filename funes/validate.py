@@ -107,6 +107,38 @@ def agent_names() -> list[str]:
     return sorted(s.name for s in sources.registry() if s.roots)
 
 
+def _several(key: str, value: Any, style: str) -> list[str]:
+    """The values of a filter that may name several: a list, or one string with commas
+    (``claude,codex``; ``--harness`` given twice arrives as a list)."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    out: list[str] = []
+    for item in items:
+        out += [v.strip() for v in text(key, item, style).split(",") if v.strip()]
+    if not out:
+        raise UsageError(f"{shown(key, style)} names no value (got {_value(value)})")
+    return list(dict.fromkeys(out))
+
+
+def harnesses(value: Any, style: str = "cli") -> str:
+    """One agent or several (``claude,codex``, or a list) → their names, comma-joined."""
+    return ",".join(dict.fromkeys(harness(v, style) for v in _several("harness", value, style)))
+
+
+ROLE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def roles(value: Any, style: str = "cli") -> str:
+    """One role or several (``user,assistant``) as stored on each turn, comma-joined."""
+    out = _several("role", value, style)
+    for r in out:
+        if len(r) > 40 or not set(r) <= ROLE_CHARS:
+            raise UsageError(
+                f"{shown('role', style)} must be turn roles such as user, assistant, tool, "
+                f"system, comma-separated (got {_value(value)})"
+            )
+    return ",".join(out)
+
+
 def harness(value: Any, style: str = "cli") -> str:
     """An agent as the user may spell it (``claude``, ``claude_code``, an alias) → its name."""
     # lazy: funes.sources stays off fast commands' start-up
@@ -144,6 +176,13 @@ def when(key: str, value: Any, style: str = "cli") -> str:
     return v
 
 
+def _blank(v: Any) -> bool:
+    """None, a blank string, or a list of only blank strings: the filter is not set."""
+    if isinstance(v, (list, tuple)):
+        return all(_blank(x) for x in v)
+    return v is None or (isinstance(v, str) and not v.strip())
+
+
 def filters(raw: Mapping[str, Any], style: str = "cli") -> Filters:
     """Filters from ``raw`` (keys of :data:`FILTERS`; None or blank means any)."""
     # lazy: funes.retrieval stays off fast commands' start-up
@@ -152,12 +191,14 @@ def filters(raw: Mapping[str, Any], style: str = "cli") -> Filters:
     out: dict[str, str | None] = {}
     for key in FILTERS:
         v = raw.get(key)
-        if v is None or (isinstance(v, str) and not v.strip()):
+        if _blank(v):
             out[key] = None
         elif key == "block_type":
             out[key] = block_type(v, style)
         elif key == "harness":
-            out[key] = harness(v, style)
+            out[key] = harnesses(v, style)
+        elif key == "role":
+            out[key] = roles(v, style)
         elif key in ("since", "until"):
             out[key] = when(key, v, style)
         else:

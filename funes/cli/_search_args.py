@@ -26,12 +26,26 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--type", dest="block_type", metavar="T", help="text, thinking, tool_use, tool_result"
     )
-    p.add_argument("--harness", metavar="H", help="an agent: claude, codex, pi, hermes")
+    p.add_argument(
+        "--harness",
+        metavar="H",
+        action="append",
+        help="an agent: claude (or claude_code), codex, pi, hermes; several: claude,codex "
+        "or --harness twice",
+    )
+    p.add_argument(
+        "--role",
+        metavar="R",
+        action="append",
+        help="turns of this role: user, assistant, tool, system (several: user,assistant)",
+    )
     p.add_argument("--workdir", metavar="DIR", help="a working directory (path or munged)")
     p.add_argument("--repo", metavar="OWNER/NAME", help="a git remote")
     p.add_argument("--session", metavar="ID", help="one session (the agent's own session id)")
     p.add_argument("--since", metavar="WHEN", help="turns at or after: 2026-03-01, 7d, 12h")
-    p.add_argument("--until", metavar="WHEN", help="turns before: 2026-03-01 (inclusive day)")
+    p.add_argument(
+        "--until", metavar="WHEN", help="turns up to: 2026-03-01 (that whole day), 30d (ago)"
+    )
     p.add_argument("--memory", metavar="M", help="a memory directory (default: your local memory)")
 
 
