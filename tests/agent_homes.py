@@ -90,3 +90,73 @@ def write_omp(home: Path) -> Laid:
         ],
     )  # fmt: skip
     return Laid("omp", sid, "omp juggled the marmalade", PI_TURNS, f)
+
+
+GEMINI_TURNS = [
+    ("user", ["text"]),
+    ("assistant", ["thinking", "text", "tool_use", "tool_result"]),
+    ("user", ["text"]),
+    ("assistant", ["text"]),
+]
+
+
+def gemini_records(session_id: str, phrase: str) -> list[dict[str, Any] | str]:
+    """A JSONL session as Gemini CLI writes it: the assistant message is written three times as
+    its tool call runs (the last copy wins), a rewound exchange, a metadata patch, a notice."""
+    ts = "2026-05-03T08:00:{:02d}.000Z"
+    call = {
+        "id": "call-1",
+        "name": "run_shell_command",
+        "args": {"command": "rg evict"},
+        "status": "executing",
+        "timestamp": ts.format(2),
+    }
+    done = {
+        **call,
+        "status": "success",
+        "result": [
+            {
+                "functionResponse": {
+                    "id": "call-1",
+                    "name": "run_shell_command",
+                    "response": {"output": "cache.rs: fn evict_oldest"},
+                }
+            }
+        ],
+    }
+    gem = {
+        "id": "m2",
+        "timestamp": ts.format(2),
+        "type": "gemini",
+        "content": "",
+        "thoughts": [
+            {"subject": "Eviction", "description": "check the order", "timestamp": ts.format(2)}
+        ],
+        "model": "gemini-2.5-pro",
+    }
+    return [
+        {"sessionId": session_id, "projectHash": "h", "startTime": ts.format(0), "lastUpdated": ts.format(0), "kind": "main"},
+        {"id": "m1", "timestamp": ts.format(1), "type": "user", "content": [{"text": "why does the tile cache thrash?"}]},
+        gem,
+        {**gem, "content": "Let me look.", "toolCalls": [call]},
+        {**gem, "content": "Let me look.", "toolCalls": [done]},
+        {"id": "m3", "timestamp": ts.format(3), "type": "user", "content": "no, the other cache"},
+        {"id": "m4", "timestamp": ts.format(4), "type": "gemini", "content": "a rewound answer"},
+        {"$rewindTo": "m3"},
+        {"id": "m5", "timestamp": ts.format(5), "type": "user", "content": [{"text": "and the fix?"}]},
+        {"id": "i1", "timestamp": ts.format(5), "type": "info", "content": "Request cancelled."},
+        {"id": "m6", "timestamp": ts.format(6), "type": "gemini", "content": f"Make it LRU: {phrase}."},
+        {"$set": {"lastUpdated": ts.format(6)}},
+    ]  # fmt: skip
+
+
+def write_gemini(home: Path, gemini_home: Path | None = None) -> Laid:
+    sid = "5f0c9e2a-gemini-session"
+    root = (gemini_home or home) / ".gemini"
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "projects.json").write_text(json.dumps({"projects": {"/home/ana/tiles": "tiles"}}))
+    f = write_jsonl(
+        root / "tmp/tiles/chats/session-2026-05-03T08-00-5f0c9e2a.jsonl",
+        gemini_records(sid, "gemini polished the anchovy"),
+    )
+    return Laid("gemini", sid, "gemini polished the anchovy", GEMINI_TURNS, f)

@@ -193,6 +193,7 @@ def env_path(name: str) -> Path | None:
 # last: routing reads the registry above.
 from funes.sources.facets import (  # noqa: E402
     compact_json,
+    display_path,
     flatten_tool_content,
     is_blank,
     iso_from_epoch,
@@ -203,12 +204,11 @@ from funes.sources.facets import (  # noqa: E402
     repo_of,
     workdir_of_path,
 )
-from funes.sources.jsonl import iter_json_lines  # noqa: E402
+from funes.sources.jsonl import iter_json_lines, read_json_document  # noqa: E402
 from funes.sources.routing import (  # noqa: E402
     NotATranscript,
     Unit,
     discover,
-    display_path,
     os_reason,
     parse,
     parse_stream,
@@ -244,6 +244,7 @@ __all__ = [
     "parse_stream",
     "parse_unit",
     "parse_units",
+    "read_json_document",
     "registry",
     "repo_of",
     "sniff",

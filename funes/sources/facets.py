@@ -10,6 +10,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from funes.records import fix_surrogates
+
 if TYPE_CHECKING:
     from funes.sources import FileStats
 
@@ -156,3 +158,14 @@ def opt_str(v: Any) -> str | None:
 
 def is_blank(text: str) -> bool:
     return not text.strip()
+
+
+def display_path(path: Path | str) -> str:
+    """A path as text that can be written anywhere: a file name that is not valid UTF-8 (read
+    by Python with surrogate escapes) has each undecodable byte shown as U+FFFD."""
+    s = str(path)
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return fix_surrogates(s)
+    return s

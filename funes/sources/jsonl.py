@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from funes.errors import FunesError
 from funes.records import TooDeep, check_value, load_json
+from funes.sources.facets import display_path
 
 if TYPE_CHECKING:
     from funes.sources import FileStats
@@ -99,3 +102,27 @@ def _concatenated(text: str) -> list[Any]:
         while pos < end and text[pos] in " \t\r":
             pos += 1
     return out if len(out) > 1 else []
+
+
+def read_json_document(path: Path, stats: FileStats) -> Any:
+    """The value of a whole-file JSON document (formats that rewrite one file on every change:
+    Gemini CLI's older sessions, Cline's tasks, …). A file that does not parse is one error
+    naming it (FunesError): the run goes on, and reads it again once it changes."""
+    data = path.read_bytes()
+    name = display_path(path)
+    if not data.strip():
+        raise FunesError(f"{name}: empty file, no turns")
+    try:
+        value, fixed = load_json(data.removeprefix(b"\xef\xbb\xbf"))
+    except UnicodeDecodeError:
+        raise FunesError(f"{name}: not UTF-8 text") from None
+    except TooDeep:
+        raise FunesError(f"{name}: JSON nested too deep to read") from None
+    except json.JSONDecodeError as e:
+        raise FunesError(
+            f"{name}: not valid JSON ({e.msg}, line {e.lineno}); a file caught mid-write is "
+            "read again once it changes"
+        ) from None
+    if fixed:
+        stats.repair(0, "lone_surrogate")
+    return value

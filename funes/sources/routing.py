@@ -14,6 +14,7 @@ from typing import IO, Any
 from funes.errors import FunesError, UsageError
 from funes.records import Turn, fix_surrogates
 from funes.sources import FileStats, Source, get_source, known_roots, registry
+from funes.sources.facets import display_path
 from funes.sources.jsonl import iter_json_lines
 
 
@@ -216,17 +217,6 @@ def parse_units(
             stats.error = f"{stats.path}: cannot read ({os_reason(e)})"
         if on_file is not None:
             on_file(stats)
-
-
-def display_path(path: Path | str) -> str:
-    """A path as text that can be written anywhere: a file name that is not valid UTF-8 (read
-    by Python with surrogate escapes) has each undecodable byte shown as U+FFFD."""
-    s = str(path)
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:
-        return fix_surrogates(s)
-    return s
 
 
 def parse_unit(unit: Unit, stats: FileStats) -> Iterator[Turn]:
