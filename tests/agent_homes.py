@@ -160,3 +160,58 @@ def write_gemini(home: Path, gemini_home: Path | None = None) -> Laid:
         gemini_records(sid, "gemini polished the anchovy"),
     )
     return Laid("gemini", sid, "gemini polished the anchovy", GEMINI_TURNS, f)
+
+
+COPILOT_TURNS = [
+    ("user", ["text"]),
+    ("assistant", ["thinking", "tool_use"]),
+    ("tool", ["tool_result"]),
+    ("assistant", ["text"]),
+]
+
+
+def copilot_events(session_id: str, cwd: str, phrase: str) -> list[dict[str, Any] | str]:
+    ts = "2026-05-04T07:00:{:02d}.000Z"
+
+    def ev(i: int, type_: str, data: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        return {
+            "type": type_,
+            "data": data,
+            "id": f"e{i}",
+            "timestamp": ts.format(i),
+            "parentId": f"e{i - 1}" if i else None,
+            **extra,
+        }
+
+    return [
+        ev(0, "session.start", {"sessionId": session_id, "producer": "copilot-agent",
+                                "context": {"cwd": cwd}}),
+        ev(1, "session.mcp_servers_loaded", {"servers": []}, ephemeral=True),
+        ev(2, "system.message", {"role": "system", "content": "You are the GitHub Copilot CLI"}),
+        ev(3, "user.message", {"content": "why does the tile cache thrash?",
+                               "transformedContent": "<current_datetime/> why does the tile cache thrash?"}),
+        ev(4, "assistant.turn_start", {"turnId": "0"}),
+        ev(5, "assistant.message_delta", {"deltaContent": "Let"}, ephemeral=True),
+        ev(6, "assistant.message", {"messageId": "m1", "content": "", "reasoningText": "check eviction",
+                                    "toolRequests": [{"toolCallId": "call_1", "name": "bash",
+                                                      "arguments": {"command": "rg evict"}}]}),
+        ev(7, "tool.execution_start", {"toolCallId": "call_1", "toolName": "bash",
+                                       "arguments": {"command": "rg evict"}}),
+        ev(8, "tool.execution_complete", {"toolCallId": "call_1", "success": True,
+                                          "result": {"content": "cache.rs: fn evict_oldest",
+                                                     "detailedContent": "diff"}}),
+        ev(9, "assistant.message", {"messageId": "m2", "content": f"It is FIFO: {phrase}."}),
+        ev(10, "assistant.turn_end", {"turnId": "0"}),
+        ev(11, "session.shutdown", {"shutdownType": "routine"}),
+        '{"type":"user.message","data":{"content":"cut sh',
+    ]  # fmt: skip
+
+
+def write_copilot(home: Path) -> Laid:
+    sid = "9a3e1c55-copilot-session"
+    d = home / ".copilot/session-state" / sid
+    f = write_jsonl(
+        d / "events.jsonl", copilot_events(sid, "/home/ana/tiles", "copilot buttered the walrus")
+    )
+    (d / "workspace.yaml").write_text(f"id: {sid}\ncwd: /home/ana/tiles\nsummary: tile cache\n")
+    return Laid("copilot", sid, "copilot buttered the walrus", COPILOT_TURNS, f)
