@@ -328,3 +328,32 @@ def test_bench_script_runs_without_shadowing_stdlib_secrets(tmp_path: Path) -> N
     )
     assert out.returncode == 0, out.stderr[-500:]
     assert "| secret-assignment" in out.stdout
+
+
+# --- the rules version ----------------------------------------------------------------------
+
+# What the rules find on a seeded corpus, per RULES_VERSION. A change that alters a finding
+# must raise RULES_VERSION (funes/secrets/version.py) — memories stamped with the old version
+# are then masked when served and cleaned by `funes scrub` — and record the new digest here.
+# A refactor that finds the same spans keeps both.
+FINDINGS_DIGEST = {
+    "1": "34f279918d222cdd",
+}
+
+
+def findings_digest() -> str:
+    import hashlib
+
+    texts = [s.text for s in bench.seeded_corpus(4, 24)] + bench.clean_corpus(200, 24)
+    texts += [text for _, _, text, _ in bench.hostile_corpus(24)]
+    found = [[(f.detector, f.start, f.end) for f in find(t)] for t in texts]
+    return hashlib.sha256(json.dumps(found).encode()).hexdigest()[:16]
+
+
+def test_the_rules_version_is_raised_when_what_the_rules_find_changes() -> None:
+    from funes.secrets import RULES_VERSION
+
+    assert FINDINGS_DIGEST.get(RULES_VERSION) == findings_digest(), (
+        "the rules find something else than this RULES_VERSION did: raise RULES_VERSION in "
+        "funes/secrets/version.py and record the new digest in FINDINGS_DIGEST"
+    )

@@ -2,8 +2,9 @@
 
 A memory carries a small stamp, ``<memory>/redaction.json``, when this install can vouch for
 its text: ``funes index`` built it (every block went through the built-in redaction), or
-``funes scrub`` scanned it. Each part of the stamp records the fingerprint of the detector
-rules that did the work (``rules``); a stamp made with other rules (an older funes) vouches for
+``funes scrub`` scanned it. Each part of the stamp records the version of the detector rules
+that did the work (``rules``, :data:`funes.secrets.RULES_VERSION`); a stamp made with other
+rules (an older funes, or a fingerprint stamped before rules had a version) vouches for
 nothing, so an upgrade that learns new kinds of secret masks them at serve time until the
 next ``funes scrub``. Any other write of new rows (``funes-write`` of chunks made with
 ``funes-chunk --no-redact``, a copy of someone else's table) removes the stamp, because the
