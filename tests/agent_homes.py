@@ -215,3 +215,52 @@ def write_copilot(home: Path) -> Laid:
     )
     (d / "workspace.yaml").write_text(f"id: {sid}\ncwd: /home/ana/tiles\nsummary: tile cache\n")
     return Laid("copilot", sid, "copilot buttered the walrus", COPILOT_TURNS, f)
+
+
+QWEN_TURNS = [
+    ("user", ["text"]),
+    ("assistant", ["thinking", "tool_use"]),
+    ("tool", ["tool_result"]),
+    ("assistant", ["text"]),
+]
+
+
+def qwen_records(session_id: str, cwd: str, phrase: str) -> list[dict[str, Any] | str]:
+    ts = "2026-05-05T06:00:{:02d}.000Z"
+
+    def rec(i: int, type_: str, role: str | None, parts: list[Any], **extra: Any) -> dict[str, Any]:
+        out = {
+            "uuid": f"q{i}",
+            "parentUuid": f"q{i - 1}" if i else None,
+            "sessionId": session_id,
+            "timestamp": ts.format(i),
+            "type": type_,
+            "cwd": cwd,
+            "version": "0.9.0",
+            **extra,
+        }
+        if role is not None:
+            out["message"] = {"role": role, "parts": parts}
+        return out
+
+    return [
+        rec(0, "user", "user", [{"text": "why does the tile cache thrash?"}]),
+        rec(1, "system", None, [], subtype="ui_telemetry", systemPayload={"uiEvent": {"event.name": "api_response"}}),
+        rec(2, "assistant", "model", [{"text": "eviction order?", "thought": True},
+                                      {"functionCall": {"id": "fc1", "name": "run_shell_command",
+                                                        "args": {"command": "rg evict"}}}]),
+        rec(3, "tool_result", "user", [{"functionResponse": {"id": "fc1", "name": "run_shell_command",
+                                                             "response": {"output": "cache.rs: fn evict_oldest"}}}]),
+        rec(4, "assistant", "model", [{"text": f"FIFO, not LRU: {phrase}."}]),
+        rec(5, "system", None, [], subtype="chat_compression"),
+        '{"uuid":"q6","type":"user","mess',
+    ]  # fmt: skip
+
+
+def write_qwen(home: Path) -> Laid:
+    sid = "c4d1-qwen-session"
+    f = write_jsonl(
+        home / ".qwen/projects/-home-ana-tiles/chats" / f"{sid}.jsonl",
+        qwen_records(sid, "/home/ana/tiles", "qwen tickled the sturgeon"),
+    )
+    return Laid("qwen", sid, "qwen tickled the sturgeon", QWEN_TURNS, f)
