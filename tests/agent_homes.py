@@ -264,3 +264,76 @@ def write_qwen(home: Path) -> Laid:
         qwen_records(sid, "/home/ana/tiles", "qwen tickled the sturgeon"),
     )
     return Laid("qwen", sid, "qwen tickled the sturgeon", QWEN_TURNS, f)
+
+
+OPENCODE_TURNS = [
+    ("user", ["text"]),
+    ("assistant", ["thinking", "tool_use", "tool_result", "text"]),
+]
+
+OPENCODE_SCHEMA = """
+create table project (id text primary key, worktree text not null);
+create table session (id text primary key, project_id text, parent_id text, directory text,
+                      title text, time_created integer, time_updated integer);
+create table message (id text primary key, session_id text not null, time_created integer,
+                      time_updated integer, data text not null);
+create table part (id text primary key, message_id text not null, session_id text not null,
+                   time_created integer, time_updated integer, data text not null);
+create table event (id text primary key, data text);
+create index message_session on message(session_id);
+create index part_session on part(session_id);
+"""
+
+
+def opencode_rows(
+    session_id: str, phrase: str
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """(message rows, part rows) of one exchange, as OpenCode stores them."""
+    t = 1_777_800_000_000
+    msgs = [
+        ("msg_01u", session_id, t, t, json.dumps({"role": "user", "time": {"created": t}})),
+        (
+            "msg_02a",
+            session_id,
+            t + 1000,
+            t + 5000,
+            json.dumps({"role": "assistant", "parentID": "msg_01u", "time": {"created": t + 1000}}),
+        ),
+    ]
+    parts = [
+        ("prt_01", "msg_01u", session_id, t, t, json.dumps({"type": "text", "text": "why does the tile cache thrash?"})),
+        ("prt_02", "msg_02a", session_id, t, t, json.dumps({"type": "step-start"})),
+        ("prt_03", "msg_02a", session_id, t, t, json.dumps({"type": "reasoning", "text": "eviction order"})),
+        ("prt_04", "msg_02a", session_id, t, t, json.dumps({
+            "type": "tool", "tool": "bash", "callID": "call_1",
+            "state": {"status": "completed", "input": {"command": "rg evict"}, "output": "cache.rs: fn evict_oldest"}})),
+        ("prt_05", "msg_02a", session_id, t, t, json.dumps({"type": "text", "text": f"It is FIFO: {phrase}."})),
+        ("prt_06", "msg_02a", session_id, t, t, json.dumps({"type": "file", "url": "data:image/png;base64,AAAA"})),
+        ("prt_07", "msg_02a", session_id, t, t, json.dumps({"type": "step-finish", "reason": "stop"})),
+    ]  # fmt: skip
+    return msgs, parts
+
+
+def write_opencode_db(db: Path, session_id: str, phrase: str, cwd: str = "/home/ana/tiles") -> None:
+    import sqlite3
+
+    db.parent.mkdir(parents=True, exist_ok=True)
+    msgs, parts = opencode_rows(session_id, phrase)
+    conn = sqlite3.connect(db)
+    conn.executescript(OPENCODE_SCHEMA)
+    conn.execute("insert into project values ('prj_1', ?)", (cwd,))
+    conn.execute(
+        "insert into session values (?, 'prj_1', NULL, ?, 'tiles', 0, 0)", (session_id, cwd)
+    )
+    conn.executemany("insert into message values (?, ?, ?, ?, ?)", msgs)
+    conn.executemany("insert into part values (?, ?, ?, ?, ?, ?)", parts)
+    conn.execute("insert into event values ('e1', ?)", (parts[-3][5],))  # repeats a part
+    conn.commit()
+    conn.close()
+
+
+def write_opencode(home: Path) -> Laid:
+    sid = "ses_3f1opencode"
+    db = home / ".local/share/opencode/opencode.db"
+    write_opencode_db(db, sid, "opencode waxed the narwhal")
+    return Laid("opencode", sid, "opencode waxed the narwhal", OPENCODE_TURNS, db)
