@@ -314,7 +314,7 @@ def opencode_rows(
     return msgs, parts
 
 
-def write_opencode_db(db: Path, session_id: str, phrase: str, cwd: str = "/home/ana/tiles") -> None:
+def opencode_db(db: Path, session_id: str, phrase: str, cwd: str = "/home/ana/tiles") -> None:
     import sqlite3
 
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -335,5 +335,5 @@ def write_opencode_db(db: Path, session_id: str, phrase: str, cwd: str = "/home/
 def write_opencode(home: Path) -> Laid:
     sid = "ses_3f1opencode"
     db = home / ".local/share/opencode/opencode.db"
-    write_opencode_db(db, sid, "opencode waxed the narwhal")
+    opencode_db(db, sid, "opencode waxed the narwhal")
     return Laid("opencode", sid, "opencode waxed the narwhal", OPENCODE_TURNS, db)

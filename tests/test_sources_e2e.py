@@ -13,6 +13,7 @@ import agent_homes
 import pytest
 from conftest import run_cmd
 
+# every write_<agent>(home) -> Laid in agent_homes
 WRITERS = [
     f
     for n, f in vars(agent_homes).items()

@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from agent_homes import OPENCODE_TURNS, write_opencode, write_opencode_db
+from agent_homes import OPENCODE_TURNS, opencode_db, write_opencode
 
 from funes import sources
 from funes.errors import FunesError
@@ -84,7 +84,7 @@ def test_a_missing_database_stays_missing(private_home: Path) -> None:
 def test_xdg_data_home_moves_the_database(
     private_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write_opencode_db(tmp_path / "data/opencode/opencode.db", "ses_moved", "moved")
+    opencode_db(tmp_path / "data/opencode/opencode.db", "ses_moved", "moved")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert {t.session_id for t in swept(private_home)[0]} == {"ses_moved"}
 

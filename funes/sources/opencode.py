@@ -193,7 +193,8 @@ def _storage_session(path: Path, stats: FileStats) -> Iterator[Turn]:
     if not isinstance(info, dict):
         raise FunesError(f"{display_path(path)}: not an OpenCode session (not an object)")
     storage = path.parent.parent.parent
-    sid = info.get("id") if isinstance(info.get("id"), str) else path.stem
+    raw_id = info.get("id")
+    sid: str = raw_id if isinstance(raw_id, str) else path.stem
     cwd = info.get("directory") if isinstance(info.get("directory"), str) else ""
     if not cwd and isinstance(info.get("projectID"), str):
         project = _json_file(storage / "project" / f"{info['projectID']}.json", stats)
@@ -203,7 +204,8 @@ def _storage_session(path: Path, stats: FileStats) -> Iterator[Turn]:
         msg = _json_file(mfile, stats)
         stats.records_kept += 1
         stats.lines += 1
-        mid = msg.get("id") if isinstance(msg.get("id"), str) else mfile.stem
+        raw_mid = msg.get("id")
+        mid: str = raw_mid if isinstance(raw_mid, str) else mfile.stem
         parts = [_json_file(p, stats) for p in _json_files(storage / "part" / mid)]
         messages.append((mid, msg, parts))
     messages.sort(key=lambda m: (_created(m[1]), m[0]))
