@@ -45,6 +45,15 @@ class TooDeep(RecordError):
         super().__init__(f"JSON nested deeper than {MAX_DEPTH} levels")
 
 
+class NumberTooLong(RecordError):
+    """A JSON integer with more digits than Python converts (4,300 by default): converting
+    one costs time quadratic in its length, so Python refuses, and so does funes — the line is
+    one bad line, never the end of the run."""
+
+    def __init__(self) -> None:
+        super().__init__("a number too long to read (more than 4,300 digits)")
+
+
 # A `\\uD800`-`\\uDFFF` escape: the only way JSON text holds a surrogate. (A pair decodes to one
 # character; a lone one, or an escaped backslash before `u`, only costs a walk.)
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -58,8 +67,9 @@ def load_json(text: str | bytes) -> tuple[Any, int]:
     A lone UTF-16 surrogate escape (``"\\ud83d"``: an emoji cut in half, seen in real Claude
     Code sessions) decodes to a string that cannot be written as UTF-8; each becomes U+FFFD and
     the strings so repaired are counted. Raises :class:`TooDeep` for a value nested deeper than
-    :data:`MAX_DEPTH` (never ``RecursionError``), ``json.JSONDecodeError`` for invalid JSON and
-    ``UnicodeDecodeError`` for bytes that are not UTF-8.
+    :data:`MAX_DEPTH` (never ``RecursionError``), :class:`NumberTooLong` for an integer too
+    long to convert, ``json.JSONDecodeError`` for invalid JSON and ``UnicodeDecodeError`` for
+    bytes that are not UTF-8.
     """
     raw = text if isinstance(text, bytes) else None
     if raw is not None:
@@ -68,6 +78,10 @@ def load_json(text: str | bytes) -> tuple[Any, int]:
         value = json.loads(text)
     except RecursionError:
         raise TooDeep() from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # the only other one json raises: int()'s digit limit
+        raise NumberTooLong() from None
     return check_value(value, raw if raw is not None else text)
 
 
@@ -386,10 +400,17 @@ class Turn(JsonRecord):
 
 def _vector_is_numbers(d: dict[str, Any]) -> None:
     vector = d.get("vector")
-    if vector is not None and not (
-        isinstance(vector, list) and all(isinstance(x, (int, float)) for x in vector)
-    ):
+    if vector is None:
+        return
+    if not (isinstance(vector, list) and all(isinstance(x, (int, float)) for x in vector)):
         raise RecordError("chunk 'vector' is not a list of numbers")
+    # inf and nan (JSON `1e999`, Python's `Infinity`/`NaN`), or a number past float32's range
+    # (stored as inf): one such element makes every cosine against the memory nan.
+    if not all(-FLOAT32_MAX <= x <= FLOAT32_MAX for x in vector):  # nan compares False
+        raise RecordError("chunk 'vector' holds a number that is not finite (inf, nan or huge)")
+
+
+FLOAT32_MAX = 3.4028234663852886e38  # vectors are stored as float32
 
 
 @dataclass(slots=True)
@@ -525,6 +546,8 @@ class QueryLine(JsonRecord):
             d = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             raise RecordError("invalid JSON") from None
+        except ValueError:  # int()'s digit limit
+            raise NumberTooLong() from None
         if not isinstance(d, dict):
             raise RecordError("needs a non-empty string 'query'")
         return cls.from_dict(d)

@@ -359,7 +359,13 @@ class Searcher:
                     r["vector"] = v
             have = [r for r in rows if r.get("vector") is not None]
             mat = np.asarray([r["vector"] for r in have], dtype=np.float32)
-            cos = dict(zip((r["id"] for r in have), (mat @ qv).tolist(), strict=True))
+            # A non-finite stored vector (written before funes-write refused them) scores no
+            # cosine at all, rather than nan for every hit of the query.
+            cos = {
+                r["id"]: c
+                for r, c in zip(have, (mat @ qv).tolist(), strict=True)
+                if math.isfinite(c)
+            }
         for r in rows:
             r.pop("vector", None)
         terms, idf, unseen, present = self._terms(q.text, rows)

@@ -18,6 +18,7 @@ from funes.records import Record, RecordError, loads
 from funes.store.private import private_umask
 
 MAX_REPORTED = 10  # per-line complaints before we only count
+BOM = "\ufeff".encode()
 
 
 class BadLines:
@@ -58,6 +59,8 @@ def read_numbered(
     """Yield (line number, raw line, record) for each usable line, for a command that reports
     a line it cannot use for its own reasons (``bad.skip(where, lineno, why)``)."""
     for lineno, raw in enumerate(stream, 1):
+        if lineno == 1 and raw.startswith(BOM):  # a byte-order mark is not JSON: read past it
+            raw = raw[len(BOM) :]
         if not raw.strip():
             continue
         try:

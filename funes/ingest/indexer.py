@@ -168,6 +168,10 @@ def index(
         finish = opts.yes or deadline is None
         declined = False  # the user said no to finishing: ask nothing more
         if sweep:
+            # A file that cannot be read at all (a FIFO where sessions are kept) is said once,
+            # not once per tier, and never opened.
+            report.failed += [(display_path(u.name), u.error) for u in units if u.error]
+            units = [u for u in units if u.error is None]
             passes = [
                 (
                     tier,

@@ -86,6 +86,7 @@ class FileStats:
     error: str | None = None
     bad_lines: list[tuple[int, str]] = field(default_factory=list)
     repaired_lines: list[tuple[int, str]] = field(default_factory=list)
+    turn_ids: set[tuple[str, str]] = field(default_factory=set, repr=False)
 
     @property
     def skipped_lines(self) -> int:
@@ -102,10 +103,32 @@ class FileStats:
             self.repaired_lines.append((lineno, how))
 
     def count(self, turn: Turn) -> Turn:
+        """Count ``turn`` in, first giving it an id of its own if an earlier turn of its
+        session in this input already has its id (see :func:`distinct_id`)."""
+        key = (turn.session_id, turn.turn_uuid)
+        if key in self.turn_ids:
+            turn.turn_uuid = distinct_id(turn, self.turn_ids)
+            self.repair(self.lines, "duplicate_turn_id")
+            key = (turn.session_id, turn.turn_uuid)
+        self.turn_ids.add(key)
         self.sessions.add(turn.session_id)
         self.turns += 1
         self.blocks.update(b.type for b in turn.blocks)
         return turn
+
+
+def distinct_id(turn: Turn, taken: set[tuple[str, str]]) -> str:
+    """The id of a turn whose id an earlier turn of its session already has: ``<id>~<seq>``.
+
+    Chunk ids are made from (session, turn id, block, piece), so two turns sharing an id would
+    share chunk ids and all but the first would never be stored. Each is kept instead, the
+    later ones named by their position in the session — the same on every read of the file
+    and of a grown copy of it. (A turn written twice word for word is then stored twice;
+    recall shows the copy under the first as a duplicate.)"""
+    new = f"{turn.turn_uuid}~{turn.seq}"
+    while (turn.session_id, new) in taken:
+        new += "~"
+    return new
 
 
 def coverage(st: FileStats) -> dict[str, Any]:
@@ -204,7 +227,12 @@ from funes.sources.facets import (  # noqa: E402
     repo_of,
     workdir_of_path,
 )
-from funes.sources.jsonl import iter_json_lines, read_json_document  # noqa: E402
+from funes.sources.jsonl import (  # noqa: E402
+    irregular,
+    iter_json_lines,
+    open_regular,
+    read_json_document,
+)
 from funes.sources.routing import (  # noqa: E402
     NotATranscript,
     Unit,
@@ -231,6 +259,7 @@ __all__ = [
     "env_path",
     "flatten_tool_content",
     "get_source",
+    "irregular",
     "is_blank",
     "iso_from_epoch",
     "iso_utc",
@@ -238,6 +267,7 @@ __all__ = [
     "known_roots",
     "line_id",
     "munge_workdir",
+    "open_regular",
     "opt_str",
     "os_reason",
     "parse",

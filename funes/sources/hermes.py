@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import quote
 
 from funes.errors import FunesError
-from funes.records import Block, TooDeep, Turn, load_json
+from funes.records import Block, NumberTooLong, TooDeep, Turn, load_json
 from funes.sources import (
     FileStats,
     NotATranscript,
@@ -50,6 +50,7 @@ from funes.sources import (
     iso_utc,
     iter_json_lines,
     munge_workdir,
+    open_regular,
     repo_of,
 )
 
@@ -77,9 +78,9 @@ def sniff(first: dict[str, Any]) -> bool:
 
 def is_database(path: Path) -> bool:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # never blocks on a FIFO
             return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-    except OSError:
+    except (OSError, FunesError):
         return False
 
 
@@ -114,7 +115,7 @@ def parse_path(path: Path, stats: FileStats) -> Iterator[Turn]:
     if is_database(path):
         yield from read_database(path, stats)
         return
-    with open(path, "rb") as fp:
+    with open_regular(path) as fp:
         records = iter_json_lines(fp, stats)
         yield from parse_records(records, path, stats)
     if stats.records_kept == 0:
@@ -322,7 +323,7 @@ def _tool_uses(tool_calls: Any, names: dict[str, str]) -> list[Block]:
     if isinstance(calls, str):  # the database stores the JSON text
         try:
             calls, _ = load_json(calls)
-        except (json.JSONDecodeError, TooDeep):
+        except (json.JSONDecodeError, TooDeep, NumberTooLong):
             return []
     if not isinstance(calls, list):
         return []

@@ -1,18 +1,57 @@
-"""Line-level JSONL reading shared by every JSONL format: bad lines counted, never fatal."""
+"""Line-level JSONL reading shared by every JSONL format: bad lines counted, never fatal; and
+opening a file only when it is a regular one (a FIFO would block its reader)."""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from funes.errors import FunesError
-from funes.records import TooDeep, check_value, load_json
+from funes.records import NumberTooLong, TooDeep, check_value, load_json
 from funes.sources.facets import display_path
 
 if TYPE_CHECKING:
     from funes.sources import FileStats
+
+
+def irregular(p: Path) -> str | None:
+    """Why ``p`` (followed through symlinks) is no file to read — a named pipe, a socket, a
+    device — or None (a regular file, a directory, or nothing there: those are told apart
+    elsewhere). Opening a FIFO for reading blocks until a writer comes, so a reader must ask
+    this before it opens, or sniffs, a file it found."""
+    try:
+        mode = os.stat(p).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "not a regular file: a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "not a regular file: a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "not a regular file: a device"
+    return "not a regular file"
+
+
+def open_regular(path: Path) -> IO[bytes]:
+    """``path`` opened for binary reading, refused (FunesError, before anything blocks) when it
+    is not a regular file: the check is made on the opened descriptor, so a file swapped for a
+    FIFO after it was listed cannot hang the run (and the writer lock it holds)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            why = irregular(path) or "not a regular file"
+            raise FunesError(f"{display_path(path)}: cannot read ({why})")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def iter_json_lines(fp: IO[bytes], stats: FileStats) -> Iterator[dict[str, Any]]:
@@ -20,12 +59,14 @@ def iter_json_lines(fp: IO[bytes], stats: FileStats) -> Iterator[dict[str, Any]]
 
     Reasons: ``not_utf8``, ``malformed_json``, ``truncated`` (an unterminated last line that
     does not parse — a write caught mid-way), ``not_object``, ``too_deep`` (nested deeper than
-    ``records.MAX_DEPTH`` levels).
+    ``records.MAX_DEPTH`` levels), ``number_too_long`` (an integer of more than 4,300 digits).
 
     Lines read despite a defect are counted in ``stats.repaired``:
 
     - ``lone_surrogate``: a JSON-escaped lone UTF-16 surrogate (an emoji cut in half) was read
       as U+FFFD;
+    - ``byte_order_mark``: the file starts with a UTF-8 byte-order mark (an editor on Windows
+      saved it), which is not JSON; the first line is read without it;
     - ``concatenated_records``: a line holding several complete records back to back (a writer
       that appended to a file whose last line had lost its newline — seen in real pi sessions);
       each record is read.
@@ -35,6 +76,9 @@ def iter_json_lines(fp: IO[bytes], stats: FileStats) -> Iterator[dict[str, Any]]
     for lineno, raw in enumerate(fp, 1):
         stats.lines = lineno
         line = raw.strip()
+        if lineno == 1 and line.startswith(BOM):
+            line = line[len(BOM) :].strip()
+            stats.repair(lineno, "byte_order_mark")
         if not line:
             continue
         bad = "malformed_json" if raw.endswith(b"\n") else "truncated"
@@ -47,6 +91,9 @@ def iter_json_lines(fp: IO[bytes], stats: FileStats) -> Iterator[dict[str, Any]]
             continue
         except TooDeep:
             stats.skip(lineno, "too_deep")
+            continue
+        except NumberTooLong:
+            stats.skip(lineno, "number_too_long")
             continue
         except json.JSONDecodeError as e:
             glued = _concatenated(line.decode("utf-8")) if e.msg == "Extra data" else []
@@ -81,6 +128,7 @@ def iter_json_lines(fp: IO[bytes], stats: FileStats) -> Iterator[dict[str, Any]]
 
 
 _DECODER = json.JSONDecoder()
+BOM = "\ufeff".encode()
 
 
 def _concatenated(text: str) -> list[Any]:
@@ -93,7 +141,7 @@ def _concatenated(text: str) -> list[Any]:
     while pos < end:
         try:
             value, pos = _DECODER.raw_decode(text, pos)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # invalid JSON, or a number too long to convert
             if not out:
                 return []
             out.append(None)
@@ -108,16 +156,19 @@ def read_json_document(path: Path, stats: FileStats) -> Any:
     """The value of a whole-file JSON document (formats that rewrite one file on every change:
     Gemini CLI's older sessions, Cline's tasks, …). A file that does not parse is one error
     naming it (FunesError): the run goes on, and reads it again once it changes."""
-    data = path.read_bytes()
+    with open_regular(path) as fp:  # never blocks on a FIFO
+        data = fp.read()
     name = display_path(path)
     if not data.strip():
         raise FunesError(f"{name}: empty file, no turns")
     try:
-        value, fixed = load_json(data.removeprefix(b"\xef\xbb\xbf"))
+        value, fixed = load_json(data.removeprefix(BOM))
     except UnicodeDecodeError:
         raise FunesError(f"{name}: not UTF-8 text") from None
     except TooDeep:
         raise FunesError(f"{name}: JSON nested too deep to read") from None
+    except NumberTooLong:
+        raise FunesError(f"{name}: holds a number too long to read (over 4,300 digits)") from None
     except json.JSONDecodeError as e:
         raise FunesError(
             f"{name}: not valid JSON ({e.msg}, line {e.lineno}); a file caught mid-write is "

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from funes.errors import FunesError
-from funes.records import Block, TooDeep, Turn, load_json
+from funes.records import Block, NumberTooLong, TooDeep, Turn, load_json
 from funes.sources import (
     FileStats,
     Source,
@@ -144,6 +144,9 @@ def _message(raw: str | None, row: int, stats: FileStats) -> dict[str, Any] | No
     except TooDeep:
         stats.skip(row, "too_deep")
         return None
+    except NumberTooLong:
+        stats.skip(row, "number_too_long")
+        return None
     except json.JSONDecodeError:
         stats.skip(row, "malformed_json")
         return None
@@ -161,7 +164,7 @@ def _cwd(metadata: str | None) -> str | None:
         return None
     try:
         meta, _ = load_json(metadata)
-    except (json.JSONDecodeError, TooDeep):
+    except (json.JSONDecodeError, TooDeep, NumberTooLong):
         return None
     cwd = meta.get("cwd") if isinstance(meta, dict) else None
     return cwd if isinstance(cwd, str) else None

@@ -15,7 +15,7 @@ from funes.errors import FunesError, UsageError
 from funes.records import Turn, fix_surrogates
 from funes.sources import FileStats, Source, get_source, known_roots, registry
 from funes.sources.facets import display_path
-from funes.sources.jsonl import iter_json_lines
+from funes.sources.jsonl import irregular, iter_json_lines, open_regular
 
 
 class NotATranscript(FunesError):
@@ -78,6 +78,8 @@ def discover(paths: Sequence[str | Path], harness: str | None = None) -> Iterato
             if not units:
                 raise NotATranscript(f"{display_path(p)}: no transcripts found in this directory")
             yield from _prune(units)
+        elif (why := irregular(p)) is not None:
+            yield Unit(p, forced, error=why)  # never opened: a FIFO would block the reader
         elif p.exists():
             yield Unit(p, forced or _source_by_path(p))
         else:
@@ -125,6 +127,8 @@ def sweep(home: Path | None = None) -> list[Unit]:
     for src, root in known_roots(home):
         if root.is_dir():
             units.extend(Unit(f, src, error=why) for f, why in _walk(root, src))
+        elif (why := irregular(root)) is not None:
+            units.append(Unit(root, src, error=why))
         elif root.is_file():
             units.append(Unit(root, src))
     return _prune(units)
@@ -150,7 +154,11 @@ def _walk(root: Path, forced: Source | None) -> list[tuple[Path, str | None]]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             f = Path(dirpath, name)
-            if any(_matches(f, s) for s in srcs):
+            if (why := irregular(f)) is not None:
+                # A source that claims files by content would open it: only names decide.
+                if any(f.match(pat) for s in srcs for pat in s.patterns):
+                    found.append((f, why))
+            elif any(_matches(f, s) for s in srcs):
                 found.append((f, None))
     # Path order, except that sub-agent sessions follow their parents (as the reference does).
     return sorted(found, key=lambda fw: (fw[0].stem.startswith("agent-"), str(fw[0])))
@@ -250,7 +258,7 @@ def _parse_unit(unit: Unit, stats: FileStats) -> Iterator[Turn]:
                 t.source_path = unit.key  # provenance names the shard, not a cache file
             yield stats.count(t)
         return
-    with open(unit.path, "rb") as fp:
+    with open_regular(unit.path) as fp:
         yield from parse_stream(fp, unit.path, stats, src)
 
 

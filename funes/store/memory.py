@@ -18,6 +18,7 @@ text at once; :meth:`MemoryWriter.backfill` fills vectors in behind.
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -302,7 +303,11 @@ class Memory:
         t = self._ds.to_table(
             columns=["id", "_distance"], nearest=nearest, filter=cond, prefilter=True
         )
-        return list(zip(t.column("id").to_pylist(), t.column("_distance").to_pylist(), strict=True))
+        ids, dist = t.column("id").to_pylist(), t.column("_distance").to_pylist()
+        # a row whose stored vector is not finite is at no distance at all: never a neighbour
+        return [
+            (i, d) for i, d in zip(ids, dist, strict=True) if d is not None and math.isfinite(d)
+        ]
 
     # ------------------------------------------------------------------ fetch
 

@@ -1,0 +1,327 @@
+"""Robustness (issue 24): inputs that used to hang or abort a run, or lose what it read.
+
+- a FIFO named like a transcript is never opened (a reader would block forever, holding the
+  writer lock);
+- a JSON integer past Python's 4,300-digit limit is one bad line, on a transcript or on any
+  plumbing command's stdin;
+- a non-finite vector is refused by ``funes-write`` and never makes recall score ``nan``;
+- turns sharing an id are each stored; a byte-order mark no longer loses the first record.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import BIN, jsonl, run_cmd, write_jsonl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from funes.records import NumberTooLong, RecordError, load_json, loads
+from funes.sources import FileStats, iter_json_lines, parse
+
+SID = "7c2a1e55-0000-4000-8000-0000000000aa"
+CWD = "/home/ana/proj"
+PROJ = Path(".claude/projects/-home-ana-proj")
+
+
+def rec(uuid: str, seq: int, text: str, role: str = "assistant", **extra: Any) -> dict[str, Any]:
+    return {
+        "type": role,
+        "uuid": uuid,
+        "parentUuid": None,
+        "sessionId": SID,
+        "timestamp": f"2026-11-01T10:00:{seq:02d}.000Z",
+        "cwd": CWD,
+        "message": {"role": role, "content": [{"type": "text", "text": text}]},
+        **extra,
+    }
+
+
+def big_int(digits: int = 5000) -> str:
+    return "9" + "1234567890" * (digits // 10) + "8" * (digits % 10 - 1 if digits % 10 else 9)
+
+
+def with_big_int(r: dict[str, Any], digits: int = 5000) -> str:
+    """``r`` as a JSON line with an integer of ``digits`` digits as one more field."""
+    return json.dumps(r)[:-1] + f', "n": {big_int(digits)}}}'
+
+
+# ---------------------------------------------------------------------------- FIFO
+
+
+def test_a_fifo_in_a_swept_folder_is_skipped_with_one_line_and_never_opened(
+    private_home: Path,
+) -> None:
+    proj = private_home / PROJ
+    write_jsonl(proj / f"{SID}.jsonl", [rec("u-1", 1, "the quokkaferry runbook lives in ops/")])
+    fifo = proj / "0000-pipe.jsonl"
+    os.mkfifo(fifo)
+    os.mkfifo(proj / "state")  # no transcript name: a source that sniffs content never opens it
+    # A FIFO opened for reading would wait for a writer: none ever comes, so a run that opens
+    # it hangs, and the timeout fails the test.
+    r = subprocess.run(
+        [str(BIN / "funes"), "index", "--no-embed"],
+        capture_output=True,
+        timeout=90,
+        check=False,
+    )
+    err = r.stderr.decode()
+    assert r.returncode == 0, err
+    lines = [line for line in err.splitlines() if "0000-pipe.jsonl" in line]
+    assert len(lines) == 1, err
+    assert "not a regular file: a named pipe" in lines[0]
+    assert "state" not in err
+    # The session beside it is stored, and the writer lock is free: another writer gets in.
+    got = run_cmd("funes", "recall", "quokkaferry runbook")
+    assert b"quokkaferry runbook lives in ops/" in got.stdout
+    w = run_cmd("funes-write", input="")
+    assert w.returncode == 0, w.stderr
+
+
+def test_funes_parse_skips_a_fifo_given_or_found_in_a_directory(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "a.jsonl", [rec("u-1", 1, "hello from a")])
+    fifo = tmp_path / "b.jsonl"
+    os.mkfifo(fifo)
+    for args in ([tmp_path], [fifo, tmp_path / "a.jsonl"]):
+        r = subprocess.run(
+            [str(BIN / "funes-parse"), *map(str, args)],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        err = r.stderr.decode()
+        assert f"{fifo}: cannot read (not a regular file: a named pipe)" in err
+        assert [t["turn_uuid"] for t in jsonl(r.stdout)] == ["u-1"]
+
+
+def test_the_home_sweep_reports_a_fifo_where_hermes_keeps_its_database(
+    private_home: Path,
+) -> None:
+    (private_home / ".hermes").mkdir()
+    os.mkfifo(private_home / ".hermes" / "state.db")
+    r = subprocess.run(
+        [str(BIN / "funes"), "index", "--no-embed"], capture_output=True, timeout=90, check=False
+    )
+    assert "state.db — read failed, skipping: not a regular file: a named pipe" in (
+        r.stderr.decode()
+    )
+
+
+# ---------------------------------------------------------------------------- long numbers
+
+
+@pytest.mark.parametrize("digits", [4301, 5000, 20000])
+def test_a_number_past_the_digit_limit_is_one_bad_line_of_a_transcript(
+    tmp_path: Path, digits: int
+) -> None:
+    f = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            rec("u-1", 1, "before the long number"),
+            with_big_int(rec("u-2", 2, "the line with it"), digits),
+            rec("u-3", 3, "after the long number"),
+        ],
+    )
+    r = run_cmd("funes-parse", f)
+    assert [t["turn_uuid"] for t in jsonl(r.stdout)] == ["u-1", "u-3"]
+    assert f"{f}:2: number too long" in r.stderr.decode()
+    assert "1 skipped line" in r.stderr.decode()
+
+
+def test_a_number_at_the_digit_limit_is_read() -> None:
+    value, _ = load_json('{"n": ' + "7" * 4300 + "}")
+    assert value["n"] == int("7" * 4300)
+
+
+def test_index_stores_the_lines_around_a_long_number(tmp_path: Path) -> None:
+    f = write_jsonl(
+        tmp_path / f"{SID}.jsonl",
+        [
+            rec("u-1", 1, "the wombatledger schema has three tables"),
+            with_big_int(rec("u-2", 2, "lost with its line")),
+            rec("u-3", 3, "the wombatledger export runs nightly"),
+        ],
+    )
+    r = run_cmd("funes", "index", "--no-embed", "--json", f)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["chunks"] == 2
+    assert "s.jsonl" not in r.stderr.decode()  # the file is named by its own path
+    assert f"{f}:2: number too long — skipped" in r.stderr.decode()
+
+
+def test_every_plumbing_stage_skips_a_long_number_and_keeps_its_batch() -> None:
+    turns = run_cmd("funes-parse", "-", input=json.dumps(rec("u-1", 1, "kept turn"))).stdout
+    good_turn = turns.decode().strip()
+    bad_turn = good_turn[:-1] + f',"n":{big_int()}}}'
+    r = run_cmd("funes-chunk", input=f"{good_turn}\n{bad_turn}\n{good_turn}\n")
+    assert r.returncode == 1
+    assert "<stdin>:2: a number too long to read" in r.stderr.decode()
+    chunks = jsonl(r.stdout)
+    assert len(chunks) == 2
+
+    good_chunk = json.dumps(chunks[0])
+    bad_chunk = good_chunk[:-1] + f',"n":{big_int()}}}'
+    e = run_cmd("funes-embed", input=f"{good_chunk}\n{bad_chunk}\n")
+    assert e.returncode == 1
+    assert "<stdin>:2: a number too long to read" in e.stderr.decode()
+    embedded = jsonl(e.stdout)
+    assert len(embedded) == 1 and len(embedded[0]["vector"]) == 384
+
+    w = run_cmd("funes-write", input=f"{bad_chunk}\n{json.dumps(embedded[0])}\n")
+    assert w.returncode == 1
+    assert "<stdin>:1: a number too long to read" in w.stderr.decode()
+    assert json.loads(w.stdout)["written"] == 1
+
+    q = run_cmd(
+        "funes-query",
+        input=f'{{"query": "kept turn", "k": {big_int()}}}\n{{"query": "kept turn"}}\n',
+    )
+    assert "<stdin>:1: a number too long to read" in q.stderr.decode()
+    hits = [h for h in jsonl(q.stdout) if h["kind"] == "hit"]
+    assert hits and hits[0]["text"] == "kept turn"
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(
+    digits=st.integers(4301, 9000),
+    where=st.sampled_from(["top", "nested", "list", "negative", "concatenated"]),
+)
+def test_no_long_number_anywhere_on_a_line_aborts_the_read(digits: int, where: str) -> None:
+    n = big_int(digits)
+    good = json.dumps(rec("u-0", 0, "good"))
+    line = {
+        "top": good[:-1] + f',"n":{n}}}',
+        "nested": good[:-1] + f',"meta":{{"a":[1,{{"b":{n}}}]}}}}',
+        "list": good[:-1] + f',"n":[{n},{n}]}}',
+        "negative": good[:-1] + f',"n":-{n}}}',
+        "concatenated": good + good[:-1] + f',"n":{n}}}',
+    }[where]
+    stats = FileStats("x")
+    data = f"{good}\n{line}\n{good}\n".encode()
+    got = list(iter_json_lines(io.BufferedReader(io.BytesIO(data)), stats))  # type: ignore[arg-type]
+    assert len(got) >= 2
+    assert stats.skipped_lines == 1
+    with pytest.raises(RecordError):
+        loads(line)
+    with pytest.raises(NumberTooLong):
+        load_json(good[:-1] + f',"n":{n}}}')
+
+
+# ---------------------------------------------------------------------------- vectors
+
+
+def _chunk_line(vector_text: str) -> str:
+    turns = run_cmd("funes-parse", "-", input=json.dumps(rec("u-1", 1, "the finite one"))).stdout
+    chunk = jsonl(run_cmd("funes-chunk", input=turns).stdout)[0]
+    chunk["vector"] = [0.05] * 384
+    chunk["model"] = "sentence-transformers/all-MiniLM-L6-v2"
+    return json.dumps(chunk).replace("[" + ", ".join(["0.05"] * 384) + "]", vector_text)
+
+
+@pytest.mark.parametrize("bad", ["1e999", "-1e999", "NaN", "Infinity", "3.5e38", "1" + "0" * 60])
+def test_funes_write_refuses_a_non_finite_vector_naming_the_line(bad: str) -> None:
+    good = json.loads(_chunk_line("[" + ", ".join(["0.05"] * 384) + "]"))
+    other = dict(good, id="0123456789abcdef", text="the other one", turn_uuid="u-2")
+    vec = "[" + ", ".join([bad] + ["0.05"] * 383) + "]"
+    line = _chunk_line(vec)
+    r = run_cmd("funes-write", input=f"{json.dumps(other)}\n{line}\n")
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert "<stdin>:2: chunk 'vector' holds a number that is not finite" in err
+    assert json.loads(r.stdout)["written"] == 1
+    got = run_cmd("funes-query", "--json", "the finite one")
+    for h in (x for x in jsonl(got.stdout) if x["kind"] == "hit"):
+        assert h["text"] != "the finite one"
+        assert math.isfinite(h["score"])
+
+
+def test_recall_scores_stay_finite_beside_a_stored_infinite_vector(tmp_path: Path) -> None:
+    """A memory written before funes-write refused them may hold one: recall ignores its
+    vector and every score stays a number."""
+    from funes.chunking import chunk_turns
+    from funes.models.embedder import embed_chunks
+    from funes.store import open_memory
+
+    turns = list(
+        parse(
+            [
+                write_jsonl(
+                    tmp_path / "s.jsonl",
+                    [
+                        rec("u-1", 1, "set pool_size to 20 in the database settings"),
+                        rec("u-2", 2, "redis timeouts are five seconds"),
+                    ],
+                )
+            ]
+        )
+    )
+    chunks = list(embed_chunks(list(chunk_turns(turns))))
+    assert chunks[0].vector is not None
+    chunks[0].vector[0] = float("inf")  # what an older funes-write let through
+    mem = open_memory(str(tmp_path / "m"), create=True)
+    with mem.writer() as w:
+        w.append(chunks)
+    r = run_cmd("funes", "recall", "--json", "--memory", tmp_path / "m", "pool size database")
+    assert r.returncode == 0, r.stderr
+    hits = jsonl(r.stdout)
+    assert hits and all(math.isfinite(h["score"]) for h in hits)
+    assert any("pool_size" in h["text"] for h in hits)
+    human = run_cmd("funes", "recall", "--memory", tmp_path / "m", "pool size database")
+    assert b"nan" not in human.stdout
+
+
+# ---------------------------------------------------------------------------- ids and BOM
+
+
+def test_turns_sharing_an_id_are_each_stored_with_ids_from_their_position(
+    tmp_path: Path,
+) -> None:
+    f = write_jsonl(
+        tmp_path / f"{SID}.jsonl",
+        [rec("same", i, f"distinct turn number {i} of the capybaraloom") for i in range(4)],
+    )
+    parsed = jsonl(run_cmd("funes-parse", f).stdout)
+    assert [t["turn_uuid"] for t in parsed] == ["same", "same~1", "same~2", "same~3"]
+    r = run_cmd("funes", "index", "--no-embed", "--json", f)
+    assert json.loads(r.stdout)["chunks"] == 4
+    assert "duplicate turn id — read anyway" in r.stderr.decode()
+    # The same ids on a second read of a grown copy: nothing is stored twice.
+    with open(f, "a", encoding="utf-8") as fp:
+        fp.write(json.dumps(rec("same", 4, "a fifth turn of the capybaraloom")) + "\n")
+    again = run_cmd("funes", "index", "--no-embed", "--json", f)
+    assert json.loads(again.stdout)["chunks"] == 1
+    got = run_cmd("funes", "get", SID, "same~2")
+    assert b"distinct turn number 2 of the capybaraloom" in got.stdout
+
+
+@settings(max_examples=40, deadline=None)
+@given(ids=st.lists(st.sampled_from(["a", "b", "a~1", "c", "b~3"]), min_size=1, max_size=12))
+def test_every_parsed_turn_gets_an_id_no_other_turn_has(ids: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        f = write_jsonl(Path(d) / "s.jsonl", [rec(u, i, f"turn {i}") for i, u in enumerate(ids)])
+        turns = list(parse([f]))
+    got = [t.turn_uuid for t in turns]
+    assert len(got) == len(ids)
+    assert len(set(got)) == len(got)
+    assert [t.blocks[0].text for t in turns] == [f"turn {i}" for i in range(len(ids))]
+
+
+def test_a_byte_order_mark_does_not_lose_the_first_record(tmp_path: Path) -> None:
+    f = tmp_path / "bom.jsonl"
+    lines = [json.dumps(rec("u-1", 1, "first, after the mark")), json.dumps(rec("u-2", 2, "2nd"))]
+    f.write_bytes("\ufeff".encode() + "\n".join(lines).encode() + b"\n")
+    r = run_cmd("funes-parse", f)
+    assert [t["turn_uuid"] for t in jsonl(r.stdout)] == ["u-1", "u-2"]
+    assert "1 repaired" in r.stderr.decode()
+    # And on a plumbing command's stdin.
+    c = run_cmd("funes-chunk", input=b"\xef\xbb\xbf" + r.stdout)
+    assert c.returncode == 0, c.stderr
+    assert [x["text"] for x in jsonl(c.stdout)] == ["first, after the mark", "2nd"]
