@@ -337,3 +337,75 @@ def write_opencode(home: Path) -> Laid:
     db = home / ".local/share/opencode/opencode.db"
     opencode_db(db, sid, "opencode waxed the narwhal")
     return Laid("opencode", sid, "opencode waxed the narwhal", OPENCODE_TURNS, db)
+
+
+CURSOR_CLI_TURNS = [
+    ("user", ["text"]),
+    ("assistant", ["tool_use"]),
+    ("user", ["tool_result"]),
+    ("assistant", ["text"]),
+]
+CURSOR_IDE_TURNS = [
+    ("user", ["text"]),
+    ("assistant", ["thinking", "text", "tool_use", "tool_result"]),
+]
+
+
+def cursor_lines(phrase: str) -> list[dict[str, Any] | str]:
+    return [
+        {"role": "user", "message": {"content": [{"type": "text", "text": "why does the tile cache thrash?"}]}},
+        {"role": "assistant", "message": {"content": [
+            {"type": "thinking", "thinking": "[REDACTED]"},
+            {"type": "tool_use", "id": "tu1", "name": "Shell", "input": {"command": "rg evict"}}]}},
+        {"role": "user", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "tu1", "content": "cache.rs: fn evict_oldest"}]}},
+        {"type": "turn_ended", "status": "success"},
+        {"role": "assistant", "message": {"content": f"FIFO\u2028not LRU: {phrase}."}},
+        '{"role":"assistant","message":{"content":[{"type":"te',
+    ]  # fmt: skip
+
+
+def write_cursor_cli(home: Path) -> Laid:
+    sid = "b7e2c0de-cursor-chat"
+    f = write_jsonl(
+        home / ".cursor/projects/home-ana-tiles/agent-transcripts" / f"{sid}.jsonl",
+        cursor_lines("cursor ironed the mackerel"),
+    )
+    return Laid("cursor", sid, "cursor ironed the mackerel", CURSOR_CLI_TURNS, f)
+
+
+def cursor_db(db: Path, composer: str, phrase: str) -> None:
+    import sqlite3
+
+    db.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(db)
+    conn.execute("create table ItemTable (key text unique on conflict replace, value blob)")
+    conn.execute("create table cursorDiskKV (key text unique on conflict replace, value blob)")
+    rows = {
+        f"composerData:{composer}": {
+            "composerId": composer, "name": "tile cache", "createdAt": 1_777_900_000_000,
+            "fullConversationHeadersOnly": [{"bubbleId": "bu1", "type": 1}, {"bubbleId": "ba1", "type": 2}],
+        },
+        f"bubbleId:{composer}:bu1": {"type": 1, "text": "why does the tile cache thrash?",
+                                      "createdAt": "2026-05-04T12:00:00.000Z",
+                                      "workspaceProjectDir": "/home/ana/tiles"},
+        f"bubbleId:{composer}:ba1": {"type": 2, "text": f"FIFO, not LRU: {phrase}.",
+                                      "thinking": {"text": "eviction order"},
+                                      "toolFormerData": {"name": "run_terminal_cmd", "toolCallId": "t1",
+                                                         "rawArgs": "{\"command\":\"rg evict\"}",
+                                                         "result": "{\"output\":\"cache.rs\"}"}},
+        "composerData:empty": {"composerId": "empty"},
+        "bubbleId:other:zz": {"type": 1, "text": "belongs to a composer not listed"},
+    }  # fmt: skip
+    conn.executemany(
+        "insert into cursorDiskKV values (?, ?)", [(k, json.dumps(v)) for k, v in rows.items()]
+    )
+    conn.commit()
+    conn.close()
+
+
+def write_cursor_ide(home: Path) -> Laid:
+    composer = "4c0ffee0-composer"
+    db = home / ".config/Cursor/User/globalStorage/state.vscdb"
+    cursor_db(db, composer, "cursor pickled the halibut")
+    return Laid("cursor", composer, "cursor pickled the halibut", CURSOR_IDE_TURNS, db)
