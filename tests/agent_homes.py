@@ -409,3 +409,74 @@ def write_cursor_ide(home: Path) -> Laid:
     db = home / ".config/Cursor/User/globalStorage/state.vscdb"
     cursor_db(db, composer, "cursor pickled the halibut")
     return Laid("cursor", composer, "cursor pickled the halibut", CURSOR_IDE_TURNS, db)
+
+
+CLINE_TURNS = [
+    ("user", ["text", "text"]),
+    ("assistant", ["thinking", "text"]),
+    ("user", ["text"]),
+    ("assistant", ["text"]),
+]
+
+
+def cline_messages(phrase: str) -> list[dict[str, Any]]:
+    """A Cline task's API history: tools asked for in XML, results back as user text."""
+    return [
+        {"role": "user", "content": [
+            {"type": "text", "text": "<task>\nwhy does the tile cache thrash?\n</task>"},
+            {"type": "text", "text": "<environment_details>\n# Current Working Directory (/home/ana/tiles)\n</environment_details>"}]},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "read the eviction code"},
+            {"type": "text", "text": "<execute_command>\n<command>rg evict</command>\n</execute_command>"}]},
+        {"role": "user", "content": [
+            {"type": "text", "text": "[execute_command for 'rg evict'] Result:\ncache.rs: fn evict_oldest"},
+            {"type": "image", "source": {"type": "base64", "data": "AAAA"}}]},
+        {"role": "assistant", "content": f"<attempt_completion><result>FIFO, not LRU: {phrase}.</result></attempt_completion>"},
+    ]  # fmt: skip
+
+
+def write_cline_task(
+    home: Path, extension: str, task_id: str, phrase: str, host: str = "Code"
+) -> Path:
+    gs = home / ".config" / host / "User/globalStorage" / extension
+    f = gs / "tasks" / task_id / "api_conversation_history.json"
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text(json.dumps(cline_messages(phrase)))
+    (f.parent / "ui_messages.json").write_text(
+        json.dumps([{"ts": 1, "type": "say", "text": "partial", "partial": True}])
+    )
+    (gs / "state").mkdir(exist_ok=True)
+    (gs / "state/taskHistory.json").write_text(
+        json.dumps(
+            [
+                {
+                    "id": task_id,
+                    "ts": int(task_id),
+                    "task": "tiles",
+                    "cwdOnTaskInitialization": "/home/ana/tiles",
+                }
+            ]
+        )
+    )
+    return f
+
+
+def write_cline(home: Path) -> Laid:
+    tid = "1777700000000"
+    f = write_cline_task(home, "saoudrizwan.claude-dev", tid, "cline mended the octopus")
+    return Laid("cline", tid, "cline mended the octopus", CLINE_TURNS, f)
+
+
+def write_roo(home: Path) -> Laid:
+    tid = "1777700000111"
+    f = write_cline_task(home, "rooveterinaryinc.roo-cline", tid, "roo varnished the lobster")
+    (f.parent / "history_item.json").write_text(
+        json.dumps({"id": tid, "workspace": "/home/ana/roo"})
+    )
+    return Laid("roo", tid, "roo varnished the lobster", CLINE_TURNS, f)
+
+
+def write_kilo(home: Path) -> Laid:
+    tid = "1777700000222"
+    f = write_cline_task(home, "kilocode.kilo-code", tid, "kilo starched the squid", host="Cursor")
+    return Laid("kilo", tid, "kilo starched the squid", CLINE_TURNS, f)

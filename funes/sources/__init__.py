@@ -215,6 +215,7 @@ def env_path(name: str) -> Path | None:
 # What every source and every caller shares, defined in the modules split by concern. Imported
 # last: routing reads the registry above.
 from funes.sources.facets import (  # noqa: E402
+    anthropic_blocks,
     compact_json,
     display_path,
     flatten_tool_content,
@@ -252,6 +253,7 @@ __all__ = [
     "RecordParser",
     "Source",
     "Unit",
+    "anthropic_blocks",
     "compact_json",
     "coverage",
     "discover",

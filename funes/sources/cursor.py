@@ -37,10 +37,10 @@ from funes.records import Block, Turn
 from funes.sources import (
     FileStats,
     Source,
+    anthropic_blocks,
     compact_json,
     display_path,
     env_path,
-    flatten_tool_content,
     is_blank,
     iso_utc,
     iter_json_lines,
@@ -52,7 +52,6 @@ from funes.sources import (
 from funes.sources.sqlite import columns, connect_readonly
 
 NOT_CONTENT = frozenset(("turn_ended", "turn_started", "bubble:other", "no cursorDiskKV table"))
-REDACTED = "[REDACTED]"
 IDE_USER_DIRS = (".config/Cursor/User", "Library/Application Support/Cursor/User")
 
 
@@ -110,7 +109,7 @@ def parse_records(
             kind = rec.get("type") if isinstance(rec.get("type"), str) else f"role:{role}"
             stats.ignored[str(kind)] += 1
             continue
-        blocks = content_blocks(msg.get("content"))
+        blocks = anthropic_blocks(msg.get("content"))
         if not blocks:
             stats.empty[str(role)] += 1
             continue
@@ -131,40 +130,6 @@ def parse_records(
         )
         seq += 1
         prev = uuid
-
-
-def content_blocks(content: Any) -> list[Block]:
-    """Anthropic-style content: a string, or text / thinking / tool_use / tool_result parts."""
-    if isinstance(content, str):
-        return [] if is_blank(content) else [Block("text", content)]
-    out = []
-    for part in content if isinstance(content, list) else []:
-        if not isinstance(part, dict):
-            continue
-        ptype = part.get("type")
-        if ptype == "text":
-            text = part.get("text")
-            if isinstance(text, str) and not is_blank(text):
-                out.append(Block("text", text))
-        elif ptype in ("thinking", "reasoning"):
-            text = part.get("thinking", part.get("text"))
-            if isinstance(text, str) and not is_blank(text) and text.strip() != REDACTED:
-                out.append(Block("thinking", text))
-        elif ptype == "tool_use":
-            args = part.get("input")
-            out.append(
-                Block(
-                    "tool_use",
-                    compact_json({} if args is None else args),
-                    opt_str(part.get("name")),
-                    opt_str(part.get("id")),
-                )
-            )
-        elif ptype == "tool_result":
-            text = flatten_tool_content(part.get("content"))
-            if not is_blank(text):
-                out.append(Block("tool_result", text, None, opt_str(part.get("tool_use_id"))))
-    return out
 
 
 # ---------------------------------------------------------------------------- IDE database
@@ -294,7 +259,7 @@ def _bubble_blocks(bubble: dict[str, Any]) -> list[Block]:
     out = []
     thinking = bubble.get("thinking")
     text = thinking.get("text") if isinstance(thinking, dict) else thinking
-    if isinstance(text, str) and not is_blank(text) and text.strip() != REDACTED:
+    if isinstance(text, str) and not is_blank(text) and text.strip() != "[REDACTED]":
         out.append(Block("thinking", text))
     body = bubble.get("text")
     if not isinstance(body, str) or is_blank(body):

@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from funes.records import fix_surrogates
+from funes.records import Block, fix_surrogates
 
 if TYPE_CHECKING:
     from funes.sources import FileStats
@@ -169,3 +169,39 @@ def display_path(path: Path | str) -> str:
     except UnicodeEncodeError:
         return fix_surrogates(s)
     return s
+
+
+def anthropic_blocks(content: Any) -> list[Block]:
+    """Anthropic-style message content (Cursor, Cline, Roo, Kilo): a string, or ``text`` /
+    ``thinking`` / ``tool_use`` / ``tool_result`` parts; images are not text, and reasoning an
+    agent withheld (the literal ``[REDACTED]``) is dropped."""
+    if isinstance(content, str):
+        return [] if is_blank(content) else [Block("text", content)]
+    out = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        ptype = part.get("type")
+        if ptype == "text":
+            text = part.get("text")
+            if isinstance(text, str) and not is_blank(text):
+                out.append(Block("text", text))
+        elif ptype in ("thinking", "reasoning"):
+            text = part.get("thinking", part.get("text"))
+            if isinstance(text, str) and not is_blank(text) and text.strip() != "[REDACTED]":
+                out.append(Block("thinking", text))
+        elif ptype == "tool_use":
+            args = part.get("input")
+            out.append(
+                Block(
+                    "tool_use",
+                    compact_json({} if args is None else args),
+                    opt_str(part.get("name")),
+                    opt_str(part.get("id")),
+                )
+            )
+        elif ptype == "tool_result":
+            text = flatten_tool_content(part.get("content"))
+            if not is_blank(text):
+                out.append(Block("tool_result", text, None, opt_str(part.get("tool_use_id"))))
+    return out
