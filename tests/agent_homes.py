@@ -435,9 +435,7 @@ def cline_messages(phrase: str) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def write_cline_task(
-    home: Path, extension: str, task_id: str, phrase: str, host: str = "Code"
-) -> Path:
+def cline_task(home: Path, extension: str, task_id: str, phrase: str, host: str = "Code") -> Path:
     gs = home / ".config" / host / "User/globalStorage" / extension
     f = gs / "tasks" / task_id / "api_conversation_history.json"
     f.parent.mkdir(parents=True, exist_ok=True)
@@ -463,13 +461,13 @@ def write_cline_task(
 
 def write_cline(home: Path) -> Laid:
     tid = "1777700000000"
-    f = write_cline_task(home, "saoudrizwan.claude-dev", tid, "cline mended the octopus")
+    f = cline_task(home, "saoudrizwan.claude-dev", tid, "cline mended the octopus")
     return Laid("cline", tid, "cline mended the octopus", CLINE_TURNS, f)
 
 
 def write_roo(home: Path) -> Laid:
     tid = "1777700000111"
-    f = write_cline_task(home, "rooveterinaryinc.roo-cline", tid, "roo varnished the lobster")
+    f = cline_task(home, "rooveterinaryinc.roo-cline", tid, "roo varnished the lobster")
     (f.parent / "history_item.json").write_text(
         json.dumps({"id": tid, "workspace": "/home/ana/roo"})
     )
@@ -478,5 +476,12 @@ def write_roo(home: Path) -> Laid:
 
 def write_kilo(home: Path) -> Laid:
     tid = "1777700000222"
-    f = write_cline_task(home, "kilocode.kilo-code", tid, "kilo starched the squid", host="Cursor")
+    f = cline_task(home, "kilocode.kilo-code", tid, "kilo starched the squid", host="Cursor")
     return Laid("kilo", tid, "kilo starched the squid", CLINE_TURNS, f)
+
+
+# Every agent home above, one session each (the end-to-end test indexes them all at once).
+ALL = (
+    write_openclaw, write_omp, write_gemini, write_copilot, write_qwen, write_opencode,
+    write_cursor_cli, write_cursor_ide, write_cline, write_roo, write_kilo,
+)  # fmt: skip

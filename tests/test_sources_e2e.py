@@ -13,17 +13,10 @@ import agent_homes
 import pytest
 from conftest import run_cmd
 
-# every write_<agent>(home) -> Laid in agent_homes
-WRITERS = [
-    f
-    for n, f in vars(agent_homes).items()
-    if n.startswith("write_") and f.__module__ == agent_homes.__name__
-]
-
 
 @pytest.mark.slow
 def test_bare_index_finds_every_agent_and_recall_names_its_session(private_home: Path) -> None:
-    laid = [write(private_home) for write in WRITERS]
+    laid = [write(private_home) for write in agent_homes.ALL]
     r = run_cmd("funes", "index", "--no-embed", "--json")
     assert r.returncode == 0, r.stderr.decode()
     missing = []
