@@ -32,21 +32,35 @@ LIMITS: dict[str, tuple[int, int]] = {
     "half_life": (0, 36500),  # days; 0 turns recency off
     "limit": (0, 1_000_000),
     "batch": (1, 100_000),
+    # the session verbs (sessions, scan, sketch, ranged get)
+    "offset": (0, 10**9),
+    "seq_from": (0, 10**12),
+    "seq_to": (0, 10**12),
+    "context": (0, 2000),
+    "units": (1, 40),
+    "max_chars": (1000, 40_000),
 }
-INTEGERS = frozenset(("k", "candidates", "neighbors", "window", "limit", "batch"))
+INTEGERS = frozenset(
+    ("k", "candidates", "neighbors", "window", "limit", "batch", "offset", "seq_from", "seq_to",
+     "context", "units", "max_chars")
+)  # fmt: skip
 CLI_NAMES = {
     "k": "-k",
     "block_type": "--type",
     "half_life": "--half-life",
     "query": "the query",
+    "seq_from": "--from",
+    "seq_to": "--to",
+    "needle": "the needle",
 }
+MCP_NAMES = {"seq_from": "from_seq", "seq_to": "to_seq"}
 
 
 def shown(key: str, style: str = "cli") -> str:
     """How the caller spells ``key``: ``-k``/``--type`` on a command line, ``'k'`` elsewhere."""
     if style == "cli":
         return CLI_NAMES.get(key, "--" + key.replace("_", "-"))
-    return f"'{key}'"
+    return f"'{MCP_NAMES.get(key, key)}'"
 
 
 def _value(v: Any) -> str:
@@ -54,10 +68,10 @@ def _value(v: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "…"
 
 
-def number(key: str, value: Any, style: str = "cli") -> Any:
+def number(key: str, value: Any, style: str = "cli", bounds: tuple[int, int] | None = None) -> Any:
     """``value`` (a number, or a string as typed) as an int (or float for non-integer keys),
-    inside ``LIMITS[key]``."""
-    lo, hi = LIMITS[key]
+    inside ``bounds`` (default ``LIMITS[key]``)."""
+    lo, hi = bounds or LIMITS[key]
     whole = key in INTEGERS
     kind = "a whole number" if whole else "a number"
     x: float | None = None
@@ -235,3 +249,51 @@ def query(
         filters(raw, style),
         id,
     )
+
+
+def seq_range(seq_from: Any, seq_to: Any, style: str = "cli") -> tuple[int | None, int | None]:
+    """``--from``/``--to`` seq bounds (inclusive; either may be absent), ``--to`` not before
+    ``--from``."""
+    lo = None if _blank(seq_from) else number("seq_from", seq_from, style)
+    hi = None if _blank(seq_to) else number("seq_to", seq_to, style)
+    if lo is not None and hi is not None and hi < lo:
+        raise UsageError(
+            f"{shown('seq_to', style)} {hi} is before {shown('seq_from', style)} {lo} — "
+            "a range runs from the smaller seq to the larger"
+        )
+    return lo, hi
+
+
+def session_filters(
+    raw: Mapping[str, Any], style: str = "cli"
+) -> tuple[str | None, str | None, str | None]:
+    """The filters of a session listing (``harness``, ``repo``, ``workdir``, ``since``,
+    ``until``) as (row filter, since bound, exclusive until bound): a session is listed when
+    its rows pass the row filter and any of its turns falls between the bounds."""
+    # lazy: funes.retrieval stays off fast commands' start-up
+    from funes.retrieval import parse_when
+
+    f = filters({k: raw.get(k) for k in ("harness", "repo", "workdir")}, style)
+    since = when("since", raw["since"], style) if not _blank(raw.get("since")) else None
+    until = when("until", raw["until"], style) if not _blank(raw.get("until")) else None
+    return (
+        f.where(),
+        parse_when(since) if since else None,
+        parse_when(until, end=True) if until else None,
+    )
+
+
+MAX_NEEDLE = 1000
+
+
+def needle(value: Any, style: str = "cli") -> str:
+    """What `scan` looks for: a non-empty literal string (kept exactly, spaces included)."""
+    v = text("needle", value, style)
+    if not v:
+        raise UsageError(f"{shown('needle', style)} is empty — give the text to look for")
+    if len(v) > MAX_NEEDLE:
+        raise UsageError(
+            f"{shown('needle', style)} is {len(v):,} characters; scan looks for at most "
+            f"{MAX_NEEDLE:,} — give a distinctive part of it"
+        )
+    return v

@@ -39,6 +39,9 @@ def loaded(*argv: str | Path) -> set[str]:
     [
         ["status"],
         ["get", SESSION, "c-11", "--window", "1"],
+        ["get", SESSION, "--from", "2", "--to", "9"],
+        ["sessions"],
+        ["scan", "count=0", SESSION],
         ["doctor"],
         ["--help"],
         ["recall", "--help"],
@@ -47,7 +50,8 @@ def loaded(*argv: str | Path) -> set[str]:
 def test_reading_commands_never_import_the_models_or_the_lancedb_client(
     argv: list[str], samples_memory: Path
 ) -> None:
-    extra = ["--memory", str(samples_memory)] if argv[0] in ("status", "get") else []
+    reads = ("status", "get", "sessions", "scan")
+    extra = ["--memory", str(samples_memory)] if argv[0] in reads else []
     assert loaded(*argv, *extra) == set()
 
 

@@ -22,7 +22,9 @@ from funes import plugins
 SUMMARIES = {
     "index": "index agent sessions into the memory",
     "recall": "search the memory: ranked passages with provenance",
-    "get": "show a turn and the turns around it",
+    "get": "show a turn and the turns around it, or a range of a session's turns",
+    "sessions": "list the sessions in the memory, newest first, with their opening prompts",
+    "scan": "find a literal string in one session, every occurrence with context",
     "ask": "ask claude or codex a question, answered from your memory",
     "status": "what the memory holds",
     "add": "wire an agent ({agents}) to funes",
