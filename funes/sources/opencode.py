@@ -127,18 +127,17 @@ def _read_database(conn: sqlite3.Connection, path: Path, stats: FileStats) -> It
     ).fetchall()
     order = "time_created, id" if "time_created" in cols["message"] else "id"
     created = "time_created" if "time_created" in cols["message"] else "NULL"
-    type_of = "json_extract(p.data, '$.type')"
+    # json_extract raises on a row that is not JSON: such a row is counted, not fatal.
+    valid = "json_valid(p.data)"
+    type_of = f"CASE WHEN {valid} THEN json_extract(p.data, '$.type') END"
     wanted = ", ".join(f"'{t}'" for t in CONTENT_PARTS)
+    select = f"SELECT p.message_id, {valid}, {type_of}, CASE WHEN {type_of} IN ({wanted}) THEN p.data END"
     if "session_id" in cols["part"]:
-        part_sql = (
-            f"SELECT p.message_id, {type_of}, CASE WHEN {type_of} IN ({wanted}) THEN p.data END "
-            "FROM part p WHERE p.session_id = ? ORDER BY p.message_id, p.id"
-        )
+        part_sql = f"{select} FROM part p WHERE p.session_id = ? ORDER BY p.message_id, p.id"
     else:
         part_sql = (
-            f"SELECT p.message_id, {type_of}, CASE WHEN {type_of} IN ({wanted}) THEN p.data END "
-            "FROM part p JOIN message m ON m.id = p.message_id WHERE m.session_id = ? "
-            "ORDER BY p.message_id, p.id"
+            f"{select} FROM part p JOIN message m ON m.id = p.message_id "
+            "WHERE m.session_id = ? ORDER BY p.message_id, p.id"
         )
     for sid, sdir, pid in sessions:
         if not isinstance(sid, str):
@@ -151,7 +150,10 @@ def _read_database(conn: sqlite3.Connection, path: Path, stats: FileStats) -> It
                 (sid,),
             ).fetchall()
             parts: dict[str, list[dict[str, Any]]] = {}
-            for mid, ptype, data in conn.execute(part_sql, (sid,)):
+            for mid, ok, ptype, data in conn.execute(part_sql, (sid,)):
+                if not ok:
+                    stats.skip(stats.lines, "malformed_json")
+                    continue
                 parts.setdefault(mid, []).append(_part(ptype, data, stats))
         finally:
             conn.rollback()
