@@ -1,8 +1,9 @@
-"""The stdio MCP server: `recall`, `get` and `status` over the user's memories.
+"""The MCP server: `recall`, `sessions`, `scan`, `get` and `status` over the user's memories.
 
 Each tool returns the same text the CLI prints in its agent format, so an agent reads one
 format whether it shells out or calls a tool. A tool never fails the protocol for a user error:
-the message comes back as text (`recall error: …`), and the server keeps answering.
+the message comes back as a tool result marked ``isError`` (`recall error: …`), and the server
+keeps answering.
 
 `initialize` answers at once; as soon as it is answered, a background thread loads the models and the default memory and runs one throw-away search, so
 an agent's first recall does not pay for them. They stay warm for the life of the process. The memory behind each call is reopened (a few milliseconds) so turns indexed by
@@ -18,7 +19,7 @@ import threading
 from typing import TYPE_CHECKING, Annotated, Any
 
 import funes
-from funes.errors import FunesError
+from funes.errors import FunesError, UsageError
 from funes.store import memory_dir
 
 if TYPE_CHECKING:
@@ -45,8 +46,13 @@ errors, options) or the question itself. A first line `weak evidence: …` means
 closely matched: use the hits as leads, and say you found no record rather than inventing one.
 
 Each hit carries a `→ get <session_id> <turn_uuid> --memory <label>` line: call `get` with those \
-ids (and that memory) to read the turns around it. Both tools take `memory` to read a memory \
-other than the default; `status` says what a memory holds."""
+ids (and that memory) to read the turns around it. To find a session rather than a passage \
+(the last session in a repo, what was asked last week) call `sessions`; to find every place a \
+known string (an error, a file name, a hash) occurs in one session call `scan`; to read a \
+session from its start or page through it call `get` with `from_seq`/`to_seq`. A line \
+starting `→ ` at the end of an answer names the call that continues it. Every tool takes \
+`memory` to read a memory other than the default; `status` says what a memory holds and helps \
+when results are thin or empty."""
 
 RECALL_DESCRIPTION = """\
 Search the user's past coding-agent sessions for decisions, rationale and context. Returns \
@@ -58,9 +64,29 @@ was dropped. A first line `weak evidence: …` means no passage closely matches.
 means nothing matched at all."""
 
 GET_DESCRIPTION = """\
-Read a turn of a past session and the turns around it (`window` turns either side), each \
-block reassembled in full. Pass `session_id`, `turn_uuid` and `memory` exactly as a `recall` \
-hit's `→ get` line gives them."""
+Read turns of a past session, each block reassembled in full. Either a turn and the turns \
+around it: pass `session_id`, `turn_uuid` and `memory` exactly as a `recall` hit's `→ get` \
+line gives them (`window` turns either side). Or a range by seq: `session_id` with \
+`from_seq` (and `to_seq`, default 20 turns on; no turn_uuid) — to read a session `sessions` \
+listed, or the turns a `scan` hit points at. A range stops near 40,000 characters; its last \
+line `→ get <session_id> --from <seq> --to <seq>` names the from_seq/to_seq that continue."""
+
+SESSIONS_DESCRIPTION = """\
+List the user's past sessions, newest first: start time, agent, repo (or working directory), \
+number of turns, session id and the opening prompt. Use it to find a session rather than a \
+passage — "what did we do in this repo last week", "the session where I asked about X" when \
+the words are unknown — then read it with `get` (session_id, from_seq=0) or search it with \
+`scan`. Filters: repo (owner/name), harness, since, until; pages of `limit` (≤ 200) from \
+`offset`, the last line naming the next offset."""
+
+SCAN_DESCRIPTION = """\
+Find every occurrence of a literal string (never a regular expression) in one session: its \
+prompts, answers, tool calls and tool output. Each hit gives the turn's time, role, seq and \
+turn id and `context` characters around the match. Use it when you know the exact text (an \
+error message, a file or function name, a commit hash, a URL) and want every place it appears \
+in a session `recall` or `sessions` named; `recall` is for questions. At most 200 hits, then \
+a `→ scan … --from <seq>` line: call again with that from_seq. "no occurrence" is a clean \
+answer, not an error."""
 
 STATUS_DESCRIPTION = """\
 What a memory holds: chunk and session counts per agent, sessions still waiting to be indexed, \
@@ -95,6 +121,12 @@ class Memories:
         from funes.memories import open_one
 
         return open_one(self.spec(memory))
+
+    def open_all(self, memory: str | None) -> "list[Memory]":
+        # lazy: numpy stays off fast commands' start-up
+        from funes.memories import open_all
+
+        return open_all(self.spec(memory))
 
     def search(self, memory: str | None, query: "Query") -> "Result":
         """Run a Query on the memory's Searcher (models loaded on first use, then reused)."""
@@ -169,16 +201,30 @@ def recall(
 
 
 def get(
-    memories: Memories, session_id: str, turn_uuid: str, window: int = 3, memory: str | None = None
+    memories: Memories,
+    session_id: str,
+    turn_uuid: str = "",
+    window: int = 3,
+    memory: str | None = None,
+    from_seq: int | None = None,
+    to_seq: int | None = None,
 ) -> str:
     # lazy: funes.validate, funes.render.formats and funes.render.turns stay off fast commands' start-up
     from funes import validate
     from funes.render.formats import get_agent
+    from funes.render.sessions import range_agent
     from funes.render.turns import window as turn_window
+    from funes.store.sessions import turn_range
 
-    width = validate.number("window", window, style="mcp")
     sid = validate.text("session_id", session_id, style="mcp").strip()
-    turn = validate.text("turn_uuid", turn_uuid, style="mcp").strip()
+    turn = validate.text("turn_uuid", turn_uuid or "", style="mcp").strip()
+    if not turn or from_seq is not None or to_seq is not None:
+        if turn:
+            raise UsageError("give 'turn_uuid' or a range ('from_seq', 'to_seq'), not both")
+        lo, hi = validate.seq_range(from_seq, to_seq, style="mcp")
+        mem = memories.open(memory)
+        return range_agent(turn_range(mem, sid, lo, hi), mem.note, mem.label)
+    width = validate.number("window", window, style="mcp")
     mem = memories.open(memory)
     try:
         turns = turn_window(mem, sid, turn, width)
@@ -186,6 +232,57 @@ def get(
         # Not stored: the reference answers with this line rather than an error.
         return f"turn {turn_uuid} not found in session {session_id}\n"
     return get_agent(turns, mem.note, mem.label, mem.trusted)
+
+
+def sessions(
+    memories: Memories,
+    repo: str = "",
+    harness: str = "",
+    since: str = "",
+    until: str = "",
+    limit: int = 50,
+    offset: int = 0,
+    memory: str | None = None,
+) -> str:
+    # lazy: funes.validate, funes.render.sessions and the store stay off fast commands' start-up
+    from funes import validate
+    from funes.render.sessions import sessions_text
+    from funes.store.sessions import MAX_SESSIONS, list_sessions
+
+    raw = {"repo": repo, "harness": harness, "since": since, "until": until}
+    where, lo, hi = validate.session_filters(raw, style="mcp")
+    n = validate.number("limit", limit, style="mcp", bounds=(1, MAX_SESSIONS))
+    skip = validate.number("offset", offset, style="mcp")
+    mems = memories.open_all(memory)
+    page = list_sessions(mems, where, lo, hi, n, skip)
+    notes = "".join(dict.fromkeys(m.note for m in mems))
+    untrusted = [m.label for m in mems if not m.trusted]
+    shown = memory.strip() if memory and memory.strip() else memories.default
+    return notes + sessions_text(page, shown, untrusted)
+
+
+def scan(
+    memories: Memories,
+    needle: str,
+    session_id: str,
+    ignore_case: bool = False,
+    context: int = 100,
+    from_seq: int | None = None,
+    to_seq: int | None = None,
+    memory: str | None = None,
+) -> str:
+    # lazy: funes.validate, funes.render.sessions and the store stay off fast commands' start-up
+    from funes import validate
+    from funes.render.sessions import scan_text
+    from funes.store.sessions import scan as scan_session
+
+    text = validate.needle(needle, style="mcp")
+    sid = validate.text("session_id", session_id, style="mcp").strip()
+    ctx = validate.number("context", context, style="mcp")
+    lo, hi = validate.seq_range(from_seq, to_seq, style="mcp")
+    mem = memories.open(memory)
+    res = scan_session(mem, sid, text, bool(ignore_case), ctx, lo, hi)
+    return mem.note + scan_text(res, bool(ignore_case), mem.label)
 
 
 def status(memories: Memories, memory: str | None = None) -> str:
@@ -209,15 +306,24 @@ def status(memories: Memories, memory: str | None = None) -> str:
     )
 
 
-def answer(tool: str, fn: Any, *args: Any, **kwargs: Any) -> str:
-    """Run a tool body; any failure becomes the one-line `<tool> error: …` text."""
+def answer(tool: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a tool body: its text, or on any failure the one-line `<tool> error: …` text as a
+    tool result marked ``isError``, so an agent tells a failure from an answer without
+    reading the text (the SDK's own ToolError would prefix it with "Error executing tool")."""
     try:
         return str(fn(*args, **kwargs))
     except FunesError as e:
-        return f"{tool} error: {e}"
+        return error_result(f"{tool} error: {e}")
     except Exception as e:
         log.exception("%s failed", tool)
-        return f"{tool} error: {type(e).__name__}: {e}"
+        return error_result(f"{tool} error: {type(e).__name__}: {e}")
+
+
+def error_result(text: str) -> Any:
+    # lazy: the mcp SDK stays off fast commands' start-up (the CLI imports this module)
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def build_server(default_memory: str | None = None) -> "MCPServer":
@@ -273,23 +379,68 @@ def build_server(default_memory: str | None = None) -> "MCPServer":
         until: Annotated[
             str, Field(description="only turns up to: 2026-03-01 (that whole day), or an age: 30d")
         ] = "",
-    ) -> str:
+    ) -> Any:
         return answer(
             "recall", recall, memories, query, k, block_type, harness, memory, role, since, until
         )
 
+    Seq_ = Annotated[
+        int | None, Field(description="a turn's seq (as `get`, `scan` and `sessions` print it)")
+    ]
+
     @server.tool(name="get", description=GET_DESCRIPTION, structured_output=False)
     def get_tool(
         session_id: Annotated[str, Field(description="from the hit's `→ get` line")],
-        turn_uuid: Annotated[str, Field(description="from the hit's `→ get` line")],
+        turn_uuid: Annotated[
+            str, Field(description="from the hit's `→ get` line; omit to read a range by seq")
+        ] = "",
         window: Annotated[int, Field(description="turns either side (default 3)")] = 3,
         memory: Memory_ = "",
-    ) -> str:
+        from_seq: Seq_ = None,
+        to_seq: Seq_ = None,
+    ) -> Any:
         with _LOADING:  # a call during the warm-up waits: numpy must not load from two threads
-            return answer("get", get, memories, session_id, turn_uuid, window, memory)
+            return answer(
+                "get", get, memories, session_id, turn_uuid, window, memory, from_seq, to_seq
+            )
+
+    @server.tool(name="sessions", description=SESSIONS_DESCRIPTION, structured_output=False)
+    def sessions_tool(
+        repo: Annotated[
+            str, Field(description="only sessions in this git remote: owner/name")
+        ] = "",
+        harness: Annotated[
+            str, Field(description="only these agents: claude, codex, pi, hermes (comma-separated)")
+        ] = "",
+        since: Annotated[str, Field(description="with a turn at or after: 2026-03-01, 7d")] = "",
+        until: Annotated[str, Field(description="with a turn up to: 2026-03-01, 30d")] = "",
+        limit: Annotated[int, Field(description="sessions to list, 1–200 (default 50)")] = 50,
+        offset: Annotated[int, Field(description="skip the newest N (default 0)")] = 0,
+        memory: Memory_ = "",
+    ) -> Any:
+        with _LOADING:
+            return answer(
+                "sessions", sessions, memories, repo, harness, since, until, limit, offset, memory
+            )
+
+    @server.tool(name="scan", description=SCAN_DESCRIPTION, structured_output=False)
+    def scan_tool(
+        needle: Annotated[str, Field(description="the exact text to find (not a pattern)")],
+        session_id: Annotated[str, Field(description="the session, as `sessions` or a hit names")],
+        ignore_case: Annotated[bool, Field(description="match regardless of case")] = False,
+        context: Annotated[int, Field(description="characters either side (default 100)")] = 100,
+        from_seq: Seq_ = None,
+        to_seq: Seq_ = None,
+        memory: Memory_ = "",
+    ) -> Any:
+        with _LOADING:
+            return answer(
+                "scan", scan, memories, needle, session_id, ignore_case, context, from_seq,
+                to_seq, memory,
+            )  # fmt: skip
 
     @server.tool(name="status", description=STATUS_DESCRIPTION, structured_output=False)
-    def status_tool(memory: Memory_ = "") -> str:
+    def status_tool(memory: Memory_ = "") -> Any:
         with _LOADING:
             return answer("status", status, memories, memory)
 

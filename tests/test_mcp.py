@@ -61,10 +61,10 @@ def test_lists_tools_recalls_and_gets_the_hit_and_serves_the_second_recall_warm(
             assert client.server_info is not None and client.server_info.name == "funes"
             assert "recall" in (client.instructions or "")
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"recall", "get", "status"}
+            assert set(tools) == {"recall", "get", "status", "sessions", "scan"}
             assert tools["recall"].input_schema["required"] == ["query"]
             assert tools["recall"].input_schema["properties"]["k"]["default"] == 8
-            assert sorted(tools["get"].input_schema["required"]) == ["session_id", "turn_uuid"]
+            assert tools["get"].input_schema["required"] == ["session_id"]
             assert tools["get"].input_schema["properties"]["window"]["default"] == 3
 
             t0 = time.perf_counter()
@@ -125,7 +125,7 @@ def test_missing_memory_answers_error_text_and_the_server_keeps_answering(memory
     async def scenario() -> None:
         async with funes_mcp() as client:  # no --memory: the (empty) default memory
             text, is_error = await call(client, "recall", query="tile cache")
-            assert not is_error
+            assert is_error
             assert text.startswith("recall error: no index yet — run `funes add <agent>`")
             assert "\n" not in text.strip()
 
@@ -168,10 +168,13 @@ def test_bad_arguments_come_back_as_error_results_not_a_dead_server(memory: Path
             assert is_error and "k" in text
 
             text, is_error = await call(client, "recall", query="   ")
-            assert (text, is_error) == ("recall error: empty query — say what to look for", False)
+            assert (text, is_error) == ("recall error: empty query — say what to look for", True)
 
-            text, _ = await call(client, "get", session_id=SESSION, turn_uuid="c-5", window=-1)
+            text, is_error = await call(
+                client, "get", session_id=SESSION, turn_uuid="c-5", window=-1
+            )
             assert text == "get error: 'window' must be a whole number from 0 to 1000 (got -1)"
+            assert is_error
 
             text, _ = await call(client, "get", session_id=SESSION, turn_uuid="nope")
             assert text == f"turn nope not found in session {SESSION}\n"
@@ -288,3 +291,45 @@ def test_get_and_status_sent_during_the_warm_up_answer_without_an_import_error(
         p.wait(timeout=60)
         assert answers[2].startswith("memory: "), answers[2][:300]
         assert "tiler/mvt.py" in answers[3], answers[3][:300]
+
+
+def test_sessions_scan_and_ranged_get_answer_as_the_cli_and_errors_are_marked(
+    memory: Path,
+) -> None:
+    """The session tools print what the commands print; every failure is an isError result."""
+
+    async def scenario() -> None:
+        async with funes_mcp("--memory", memory) as client:
+            text, is_error = await call(client, "sessions", limit=2)
+            cli = run_cmd("funes", "sessions", "--limit", "2", "--memory", memory)
+            assert not is_error and text == cli.stdout.decode()
+            assert "  > The tile server leaks memory" in (await call(client, "sessions"))[0]
+
+            text, is_error = await call(client, "scan", needle="count=0", session_id=SESSION)
+            assert not is_error and text.endswith('2 occurrences of "count=0"\n')
+            assert re.findall(r"seq(\d+) turn=", text) == ["9", "10"]
+            text, is_error = await call(client, "scan", needle="c.unt=0", session_id=SESSION)
+            assert not is_error and text.startswith('no occurrence of "c.unt=0" in session')
+
+            text, is_error = await call(client, "get", session_id=SESSION, from_seq=9, to_seq=10)
+            assert not is_error
+            assert re.findall(r"seq(\d+) turn=", text) == ["9", "10"]
+            cli = run_cmd("funes", "get", SESSION, "--from", "9", "--to", "10", "--memory", memory)
+            assert text == cli.stdout.decode()
+
+            for tool, args, error in [
+                ("scan", {"needle": "", "session_id": SESSION}, "scan error: 'needle' is empty"),
+                ("scan", {"needle": "x", "session_id": "nope"}, "scan error: session nope not found"),
+                ("sessions", {"limit": 0}, "sessions error: 'limit' must be a whole number from 1"),
+                ("sessions", {"since": "soon"}, "sessions error: 'since' must be a date"),
+                ("get", {"session_id": SESSION, "from_seq": 5, "to_seq": 2},
+                 "get error: 'to_seq' 2 is before 'from_seq' 5"),
+                ("get", {"session_id": SESSION, "turn_uuid": "c-5", "from_seq": 1},
+                 "get error: give 'turn_uuid' or a range"),
+            ]:  # fmt: skip
+                text, is_error = await call(client, tool, **args)
+                assert is_error and text.startswith(error), (tool, text)
+            text, is_error = await call(client, "status")
+            assert not is_error and text.startswith(f"memory: {memory}\n")
+
+    run(scenario)
