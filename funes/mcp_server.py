@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("funes.mcp")
 
 INSTRUCTIONS = """\
-funes is the user's memory of their past coding-agent sessions (Claude Code, Codex, pi, \
-Hermes): their prompts, your predecessors' answers and reasoning, tool calls and tool output, \
+funes is the user's memory of their past coding-agent sessions (of every agent it reads: \
+Claude Code, Codex, Gemini CLI, Cursor, …): their prompts, your predecessors' answers and reasoning, tool calls and tool output, \
 searched by words and by meaning, each passage with where it came from.
 
 Call `recall` before you answer from assumption whenever the past may hold the answer:
@@ -333,6 +333,10 @@ def build_server(default_memory: str | None = None) -> "MCPServer":
     from pydantic import Field
 
     memories = Memories(default_memory)
+    # lazy: the sources registry names the agents, only when a server is built
+    from funes import validate
+
+    agents = ", ".join(validate.agent_names())
     server = MCPServer(
         name="funes", version=funes.__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
@@ -361,8 +365,8 @@ def build_server(default_memory: str | None = None) -> "MCPServer":
         harness: Annotated[
             str,
             Field(
-                description="only sessions of these agents: claude (= claude_code), codex, pi, "
-                "hermes; several comma-separated (`claude,codex`)"
+                description=f"only sessions of these agents: {agents} (claude_code = claude); "
+                "several comma-separated (`claude,codex`)"
             ),
         ] = "",
         memory: Memory_ = "",

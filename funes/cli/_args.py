@@ -30,6 +30,24 @@ HINTS = {
 }
 
 
+class _AgentNames:
+    """The registered agents' ``--harness`` names, looked up only when help is printed (an
+    option's help names them as ``%(agents)s``)."""
+
+    def __str__(self) -> str:
+        from funes import validate  # lazy: the sources registry only for --help
+
+        return ", ".join(validate.agent_names())
+
+
+def harness_option(p: argparse.ArgumentParser, help: str, **kw: object) -> argparse.Action:
+    """A ``--harness`` option whose help lists the registered agents (``%(agents)s`` in
+    ``help``), read from the registry when the help is shown, never at start-up."""
+    action = p.add_argument("--harness", help=help, **kw)  # type: ignore[arg-type]
+    action.agents = _AgentNames()  # type: ignore[attr-defined]
+    return action
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         hint = self._hint(message)

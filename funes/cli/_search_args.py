@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from funes.cli._args import harness_option
 from funes.records import QUERY_OPTIONS
 from funes.retrieval import DEFAULT_HALF_LIFE
 
@@ -26,11 +27,11 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--type", dest="block_type", metavar="T", help="text, thinking, tool_use, tool_result"
     )
-    p.add_argument(
-        "--harness",
+    harness_option(
+        p,
         metavar="H",
         action="append",
-        help="an agent: claude (or claude_code), codex, pi, hermes; several: claude,codex "
+        help="an agent: %(agents)s (claude_code = claude); several: claude,codex "
         "or --harness twice",
     )
     p.add_argument(

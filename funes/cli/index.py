@@ -20,7 +20,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from funes import validate
-from funes.cli._args import Parser
+from funes.cli._args import Parser, harness_option
 from funes.cli._pipe import run
 from funes.cli._tty import IndexProgress, confirm
 from funes.errors import UsageError
@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="transcript file or directory, or an agent-traces dataset on the Hub "
         "(OWNER/NAME or hf://datasets/OWNER/NAME)",
     )
-    p.add_argument("--harness", metavar="NAME", help="claude, codex, pi or hermes")
+    harness_option(p, metavar="NAME", help="one agent: %(agents)s")
     p.add_argument("--limit", metavar="N", help="only the N most recent sessions per source")
     p.add_argument("--no-thinking", action="store_true", help="leave thinking blocks out")
     p.add_argument("-y", "--yes", action="store_true", help="finish past the budget, no prompt")

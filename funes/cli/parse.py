@@ -16,7 +16,7 @@ from typing import Any
 
 from funes import sources
 from funes.chunking import EMBEDDED_SPLITS, oversized
-from funes.cli._args import Parser
+from funes.cli._args import Parser, harness_option
 from funes.cli._pipe import run, warn
 from funes.errors import FunesError, UsageError
 from funes.records import Turn, dumps
@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 all read, 1 some lines or files skipped, 2 bad arguments.",
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="transcript file, directory, or -")
-    p.add_argument("--harness", metavar="NAME", help="force the format (claude, codex, …)")
+    harness_option(p, metavar="NAME", help="force the format: %(agents)s, or parquet")
     p.add_argument(
         "--all",
         action="store_true",

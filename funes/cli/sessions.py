@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from funes import validate
-from funes.cli._args import Parser
+from funes.cli._args import Parser, harness_option
 from funes.cli._pipe import run
 from funes.cli._tty import spinner
 
@@ -32,11 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--repo", metavar="OWNER/NAME", help="sessions of checkouts of this git remote")
-    p.add_argument(
-        "--harness",
+    harness_option(
+        p,
         metavar="H",
         action="append",
-        help="these agents: claude (or claude_code), codex, pi, hermes; several: claude,codex",
+        help="these agents: %(agents)s (claude_code = claude); several: claude,codex",
     )
     p.add_argument("--workdir", metavar="DIR", help="sessions run in this working directory")
     p.add_argument("--since", metavar="WHEN", help="with a turn at or after: 2026-03-01, 7d, 12h")
