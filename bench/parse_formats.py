@@ -1,4 +1,8 @@
-"""`funes-parse` throughput and memory on pi, Hermes (state.db and session files) and parquet.
+"""`funes-parse` throughput and memory on each transcript format funes reads.
+
+pi, Hermes (state.db and session files), parquet, and the newer agents: OpenClaw (pi's JSONL),
+Gemini CLI (replayed JSONL), Copilot CLI (events.jsonl), Qwen Code, OpenCode (SQLite), Cursor
+(CLI JSONL and the IDE's state.vscdb) and Cline (whole-file task JSON).
 
 Generates a few tens of MB of each format in a temporary directory (synthetic sessions shaped
 like real ones: prompts, thinking, tool calls with JSON arguments, tool results of a few KB),
@@ -8,6 +12,7 @@ format's peak never hides another's.
 
     .venv/bin/python bench/parse_formats.py            # ~30 MB per format
     .venv/bin/python bench/parse_formats.py --mb 60 --runs 3
+    .venv/bin/python bench/parse_formats.py --only gemini copilot   # some formats
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -37,8 +43,9 @@ MEASURE = (
     "t = time.perf_counter()\n"
     "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
     "dt = time.perf_counter() - t\n"
-    "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-    "print(dt, rss, r.returncode, r.stderr.decode().strip().splitlines()[-1:])\n"
+    "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(dt, ru.ru_maxrss, r.returncode, ru.ru_utime + ru.ru_stime,"
+    " r.stderr.decode().strip().splitlines()[-1:])\n"
 )
 
 
@@ -191,6 +198,383 @@ def gen_parquet(root: Path, target: int, rng: random.Random) -> Path:
     return f
 
 
+# ---------------------------------------------------------------------------- newer agents
+
+
+def _files(d: Path, target: int, one: Any) -> Path:
+    """Write sessions with ``one(n) -> (relative path, bytes)`` until ``target`` bytes."""
+    size, n = 0, 0
+    while size < target:
+        rel, data = one(n)
+        f = d / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(data)
+        size += len(data)
+        n += 1
+    return d
+
+
+def _jsonl(lines: list[Any]) -> bytes:
+    return "".join(json.dumps(x) + "\n" for x in lines).encode()
+
+
+def gen_openclaw(root: Path, target: int, rng: random.Random) -> Path:
+    d = root / "openclaw"  # pi's sessions (written by gen_pi first), as reset archives
+
+    def one(n: int) -> tuple[str, bytes]:
+        src = next((root / "pi").glob("*.jsonl"))
+        return f"agents/main/sessions/s{n}.jsonl.reset.2026-03-01", src.read_bytes()
+
+    return _files(d, target, one)
+
+
+def gen_gemini(root: Path, target: int, rng: random.Random) -> Path:
+    def one(n: int) -> tuple[str, bytes]:
+        lines: list[Any] = [
+            {"sessionId": f"g{n}", "projectHash": "h", "startTime": "2026-03-01T10:00:00Z"}
+        ]
+        for j, (kind, f) in enumerate(conversation(rng, 40)):
+            if kind == "user":
+                lines.append(
+                    {
+                        "id": f"m{j}",
+                        "type": "user",
+                        "timestamp": "2026-03-01T10:00:00Z",
+                        "content": [{"text": f["text"]}],
+                    }
+                )
+            elif kind == "assistant":
+                cid, name, args = f["call"]  # type: ignore[misc]
+                msg = {
+                    "id": f"m{j}",
+                    "type": "gemini",
+                    "timestamp": "2026-03-01T10:00:00Z",
+                    "content": f["text"],
+                    "thoughts": [{"subject": "s", "description": f["thinking"]}],
+                    "toolCalls": [{"id": cid, "name": name, "args": args, "status": "executing"}],
+                }
+                lines.append(msg)  # written again once the tool ran, as Gemini CLI does
+            else:
+                last = dict(lines[-1])
+                last["toolCalls"] = [
+                    {
+                        **last["toolCalls"][0],
+                        "status": "success",
+                        "result": [
+                            {
+                                "functionResponse": {
+                                    "id": f["call"],
+                                    "response": {"output": f["text"]},
+                                }
+                            }
+                        ],
+                    }
+                ]
+                lines.append(last)
+        return f"tmp/p/chats/session-{n:06d}.jsonl", _jsonl(lines)
+
+    return _files(root / "gemini", target, one)
+
+
+def gen_copilot(root: Path, target: int, rng: random.Random) -> Path:
+    def one(n: int) -> tuple[str, bytes]:
+        lines: list[Any] = [
+            {
+                "type": "session.start",
+                "id": "e0",
+                "data": {"sessionId": f"c{n}", "context": {"cwd": "/home/dev/proj"}},
+            }
+        ]
+        for j, (kind, f) in enumerate(conversation(rng, 40)):
+            ts = "2026-03-01T10:00:00.000Z"
+            if kind == "user":
+                lines.append(
+                    {
+                        "type": "user.message",
+                        "id": f"e{j}u",
+                        "timestamp": ts,
+                        "data": {"content": f["text"]},
+                    }
+                )
+            elif kind == "assistant":
+                cid, name, args = f["call"]  # type: ignore[misc]
+                lines.append(
+                    {
+                        "type": "assistant.message",
+                        "id": f"e{j}a",
+                        "timestamp": ts,
+                        "data": {
+                            "content": f["text"],
+                            "reasoningText": f["thinking"],
+                            "toolRequests": [{"toolCallId": cid, "name": name, "arguments": args}],
+                        },
+                    }
+                )
+                lines.append(
+                    {
+                        "type": "assistant.message_delta",
+                        "id": f"e{j}d",
+                        "ephemeral": True,
+                        "data": {"deltaContent": "x"},
+                    }
+                )
+            else:
+                lines.append(
+                    {
+                        "type": "tool.execution_complete",
+                        "id": f"e{j}t",
+                        "timestamp": ts,
+                        "data": {
+                            "toolCallId": f["call"],
+                            "success": True,
+                            "result": {"content": f["text"]},
+                        },
+                    }
+                )
+        return f"session-state/c{n}/events.jsonl", _jsonl(lines)
+
+    return _files(root / "copilot", target, one)
+
+
+def gen_qwen(root: Path, target: int, rng: random.Random) -> Path:
+    def one(n: int) -> tuple[str, bytes]:
+        lines: list[Any] = []
+        for j, (kind, f) in enumerate(conversation(rng, 40)):
+            base = {
+                "uuid": f"q{j}",
+                "parentUuid": f"q{j - 1}" if j else None,
+                "sessionId": f"q{n}",
+                "timestamp": "2026-03-01T10:00:00Z",
+                "cwd": "/home/dev/proj",
+            }
+            if kind == "user":
+                lines.append(
+                    {
+                        **base,
+                        "type": "user",
+                        "message": {"role": "user", "parts": [{"text": f["text"]}]},
+                    }
+                )
+            elif kind == "assistant":
+                cid, name, args = f["call"]  # type: ignore[misc]
+                lines.append(
+                    {
+                        **base,
+                        "type": "assistant",
+                        "message": {
+                            "role": "model",
+                            "parts": [
+                                {"text": f["thinking"], "thought": True},
+                                {"text": f["text"]},
+                                {"functionCall": {"id": cid, "name": name, "args": args}},
+                            ],
+                        },
+                    }
+                )
+                lines.append(
+                    {
+                        **base,
+                        "uuid": f"t{j}",
+                        "type": "system",
+                        "subtype": "ui_telemetry",
+                        "systemPayload": {},
+                    }
+                )
+            else:
+                lines.append(
+                    {
+                        **base,
+                        "type": "tool_result",
+                        "message": {
+                            "role": "user",
+                            "parts": [
+                                {
+                                    "functionResponse": {
+                                        "id": f["call"],
+                                        "name": "bash",
+                                        "response": {"output": f["text"]},
+                                    }
+                                }
+                            ],
+                        },
+                    }
+                )
+        return f"projects/-home-dev-proj/chats/q{n}.jsonl", _jsonl(lines)
+
+    return _files(root / "qwen", target, one)
+
+
+def gen_cursor_cli(root: Path, target: int, rng: random.Random) -> Path:
+    def one(n: int) -> tuple[str, bytes]:
+        lines: list[Any] = []
+        for kind, f in conversation(rng, 40):
+            if kind == "user":
+                lines.append(
+                    {"role": "user", "message": {"content": [{"type": "text", "text": f["text"]}]}}
+                )
+            elif kind == "assistant":
+                cid, name, args = f["call"]  # type: ignore[misc]
+                lines.append(
+                    {
+                        "role": "assistant",
+                        "message": {
+                            "content": [
+                                {"type": "thinking", "thinking": f["thinking"]},
+                                {"type": "text", "text": f["text"]},
+                                {"type": "tool_use", "id": cid, "name": name, "input": args},
+                            ]
+                        },
+                    }
+                )
+            else:
+                lines.append(
+                    {
+                        "role": "user",
+                        "message": {
+                            "content": [
+                                {
+                                    "type": "tool_result",
+                                    "tool_use_id": f["call"],
+                                    "content": f["text"],
+                                }
+                            ]
+                        },
+                    }
+                )
+        return f"projects/home-dev-proj/agent-transcripts/k{n}.jsonl", _jsonl(lines)
+
+    return _files(root / "cursor-cli", target, one)
+
+
+def gen_cline(root: Path, target: int, rng: random.Random) -> Path:
+    def one(n: int) -> tuple[str, bytes]:
+        msgs: list[Any] = []
+        for kind, f in conversation(rng, 40):
+            if kind == "user":
+                msgs.append({"role": "user", "content": [{"type": "text", "text": f["text"]}]})
+            elif kind == "assistant":
+                msgs.append(
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {
+                                "type": "text",
+                                "text": f["text"]
+                                + "\n<execute_command><command>rg x</command></execute_command>",
+                            }
+                        ],
+                    }
+                )
+            else:
+                msgs.append(
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": "[execute_command] Result:\n" + f["text"]}
+                        ],
+                    }
+                )
+        return f"tasks/{1772359200000 + n}/api_conversation_history.json", json.dumps(msgs).encode()
+
+    return _files(root / "cline", target, one)
+
+
+def gen_opencode(root: Path, target: int, rng: random.Random) -> Path:
+    db = root / "opencode" / "opencode.db"
+    db.parent.mkdir()
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, directory TEXT);"
+        "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER, data TEXT);"
+        "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, data TEXT);"
+        "CREATE INDEX m_s ON message(session_id); CREATE INDEX p_s ON part(session_id);"
+    )
+    n = 0
+    while db.stat().st_size < target:
+        for _ in range(20):
+            sid = f"ses_{n:06d}"
+            conn.execute("INSERT INTO session VALUES (?, 'p', '/home/dev/proj')", (sid,))
+            msgs, parts = [], []
+            for j, (kind, f) in enumerate(conversation(rng, 40)):
+                mid = f"msg_{n:06d}_{j:04d}"
+                role = "user" if kind == "user" else "assistant"
+                msgs.append((mid, sid, 1772359200000 + j, json.dumps({"role": role})))
+                if kind == "user":
+                    parts.append(
+                        (f"prt_{mid}_0", mid, sid, json.dumps({"type": "text", "text": f["text"]}))
+                    )
+                elif kind == "assistant":
+                    cid, name, args = f["call"]  # type: ignore[misc]
+                    parts += [
+                        (f"prt_{mid}_0", mid, sid, json.dumps({"type": "step-start"})),
+                        (
+                            f"prt_{mid}_1",
+                            mid,
+                            sid,
+                            json.dumps({"type": "reasoning", "text": f["thinking"]}),
+                        ),
+                        (f"prt_{mid}_2", mid, sid, json.dumps({"type": "text", "text": f["text"]})),
+                        (
+                            f"prt_{mid}_3",
+                            mid,
+                            sid,
+                            json.dumps(
+                                {
+                                    "type": "tool",
+                                    "tool": name,
+                                    "callID": cid,
+                                    "state": {"input": args, "output": prose(rng, 300)},
+                                }
+                            ),
+                        ),
+                    ]
+            conn.executemany("INSERT INTO message VALUES (?, ?, ?, ?)", msgs)
+            conn.executemany("INSERT INTO part VALUES (?, ?, ?, ?)", parts)
+            n += 1
+        conn.commit()
+    conn.close()
+    return db
+
+
+def gen_cursor_ide(root: Path, target: int, rng: random.Random) -> Path:
+    db = root / "Cursor/User/globalStorage/state.vscdb"
+    db.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    n = 0
+    while db.stat().st_size < target:
+        rows = []
+        for _ in range(20):
+            cid = f"composer-{n:06d}"
+            headers, j = [], 0
+            for kind, f in conversation(rng, 40):
+                bid = f"b{j:04d}"
+                j += 1
+                if kind == "tool":
+                    continue
+                headers.append({"bubbleId": bid, "type": 1 if kind == "user" else 2})
+                bubble: dict[str, Any] = {"type": 1 if kind == "user" else 2, "text": f["text"]}
+                if kind == "assistant":
+                    bubble["thinking"] = {"text": f["thinking"]}
+                    bubble["toolFormerData"] = {
+                        "name": "run_terminal_cmd",
+                        "rawArgs": "{}",
+                        "result": prose(rng, 300),
+                    }
+                rows.append((f"bubbleId:{cid}:{bid}", json.dumps(bubble)))
+            rows.append(
+                (
+                    f"composerData:{cid}",
+                    json.dumps({"composerId": cid, "fullConversationHeadersOnly": headers}),
+                )
+            )
+            n += 1
+        conn.executemany("INSERT INTO cursorDiskKV VALUES (?, ?)", rows)
+        conn.commit()
+    conn.close()
+    return db
+
+
 def size_of(p: Path) -> int:
     return (
         sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
@@ -199,42 +583,60 @@ def size_of(p: Path) -> int:
     )
 
 
-def measure(path: Path, *extra: str) -> tuple[float, int, str]:
+def measure(path: Path, *extra: str) -> tuple[float, int, float, str]:
+    """(wall s, peak RSS KB, CPU s (user + sys), summary line) of one funes-parse run."""
     cmd = [sys.executable, "-c", MEASURE, str(BIN / "funes-parse"), *extra, str(path)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split(" ", 3)
-    secs, rss_kb, rc = float(out[0]), int(out[1]), int(out[2])
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split(" ", 4)
+    secs, rss_kb, rc, cpu = float(out[0]), int(out[1]), int(out[2]), float(out[3])
     if rc != 0:
-        raise SystemExit(f"funes-parse failed on {path}: {out[3]}")
-    return secs, rss_kb, out[3].strip()
+        raise SystemExit(f"funes-parse failed on {path}: {out[4]}")
+    return secs, rss_kb, cpu, out[4].strip()
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=30, help="size of each format's input (MB)")
     ap.add_argument("--runs", type=int, default=3, help="timed runs per format (best is kept)")
+    ap.add_argument("--only", nargs="*", help="formats whose name starts with one of these")
     args = ap.parse_args()
     target = int(args.mb * 1e6)
     rng = random.Random(7)
     with tempfile.TemporaryDirectory(prefix="funes-bench-") as tmp:
         root = Path(tmp)
-        inputs = {
-            "pi (jsonl files)": gen_pi(root, target, rng),
-            "hermes state.db": gen_hermes_db(root, target, rng),
-            "hermes session files": gen_hermes_files(root, target, rng),
-            "parquet": gen_parquet(root, target, rng),
+        # name: (generator, the --harness it is read as, or None to route by path/content)
+        formats: dict[str, tuple[Any, str | None]] = {
+            "pi (jsonl files)": (gen_pi, None),
+            "hermes state.db": (gen_hermes_db, None),
+            "hermes session files": (gen_hermes_files, None),
+            "parquet": (gen_parquet, None),
+            "openclaw": (gen_openclaw, "openclaw"),
+            "gemini (jsonl)": (gen_gemini, "gemini"),
+            "copilot events": (gen_copilot, "copilot"),
+            "qwen (jsonl)": (gen_qwen, "qwen"),
+            "opencode.db": (gen_opencode, "opencode"),
+            "cursor cli": (gen_cursor_cli, "cursor"),
+            "cursor state.vscdb": (gen_cursor_ide, "cursor"),
+            "cline tasks": (gen_cline, "cline"),
         }
+        if args.only:
+            formats = {k: v for k, v in formats.items() if k.startswith(tuple(args.only))}
+            if "openclaw" in formats and not any(k.startswith("pi") for k in formats):
+                gen_pi(root, target, rng)  # openclaw copies pi's sessions
+        inputs = {name: (gen(root, target, rng), h) for name, (gen, h) in formats.items()}
+        # CPU time (user + sys) is the figure to compare on a shared machine; wall beside it.
         print(
-            f"{'format':22} {'MB':>6} {'JSON MB':>8} {'s (best)':>9} {'MB/s':>6} "
-            f"{'JSON MB/s':>10} {'peak RSS MB':>12}  summary"
+            f"{'format':22} {'MB':>6} {'JSON MB':>8} {'wall s':>7} {'CPU s':>6} {'MB/CPU s':>9} "
+            f"{'JSON MB/CPU s':>14} {'peak RSS MB':>12}  summary"
         )
-        for name, path in inputs.items():
+        for name, (path, harness) in inputs.items():
             mb = size_of(path) / 1e6
             raw = RAW_BYTES.get(path, size_of(path)) / 1e6
-            best = min((measure(path) for _ in range(args.runs)), key=lambda r: r[0])
-            secs, rss_kb, summary = best
+            extra = ("--harness", harness) if harness else ()
+            best = min((measure(path, *extra) for _ in range(args.runs)), key=lambda r: r[2])
+            secs, rss_kb, cpu, summary = best
             print(
-                f"{name:22} {mb:6.1f} {raw:8.1f} {secs:9.2f} {mb / secs:6.1f} {raw / secs:10.1f} "
-                f"{rss_kb / 1024:12.0f}  {summary}"
+                f"{name:22} {mb:6.1f} {raw:8.1f} {secs:7.2f} {cpu:6.2f} {mb / cpu:9.1f} "
+                f"{raw / cpu:14.1f} {rss_kb / 1024:12.0f}  {summary}"
             )
     return 0
 
