@@ -41,7 +41,7 @@ def one_line(r: subprocess.CompletedProcess[bytes]) -> str:
         ),
         (
             ["--harness", "parquet"],
-            "funes: --harness must be an agent funes reads: claude, codex, hermes, pi "
+            f"funes: --harness must be an agent funes reads: {', '.join(validate.agent_names())} "
             "(got 'parquet')",
         ),
         (["--top", "3"], "funes: unrecognized arguments: --top 3 (did you mean -k?)"),

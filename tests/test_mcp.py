@@ -20,6 +20,8 @@ from conftest import BIN, run_cmd
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from funes import validate
+
 GET_LINE = re.compile(r"^  → get (\S+) (\S+) --memory (\S+)$", re.MULTILINE)
 SESSION = "5f0c2d1e-8a7b-4c3d-9e2f-1a2b3c4d5e6f"  # the Claude sample: tile cache and MVT parser
 
@@ -111,7 +113,7 @@ def test_recall_filters_and_k_reach_the_search(memory: Path) -> None:
             text, _ = await call(client, "recall", query="TileCache", harness="vim")
             assert text == (
                 "recall error: 'harness' must be an agent funes reads: "
-                "claude, codex, hermes, pi (got 'vim')"
+                f"{', '.join(validate.agent_names())} (got 'vim')"
             )
 
     run(scenario)
