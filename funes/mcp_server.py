@@ -414,7 +414,7 @@ def build_server(default_memory: str | None = None) -> "MCPServer":
             str, Field(description="only sessions in this git remote: owner/name")
         ] = "",
         harness: Annotated[
-            str, Field(description="only these agents: claude, codex, pi, hermes (comma-separated)")
+            str, Field(description=f"only these agents: {agents} (comma-separated)")
         ] = "",
         since: Annotated[str, Field(description="with a turn at or after: 2026-03-01, 7d")] = "",
         until: Annotated[str, Field(description="with a turn up to: 2026-03-01, 30d")] = "",
