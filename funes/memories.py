@@ -4,6 +4,8 @@
     open_one("/path/to/memory")    a local memory directory
     open_one("owner/team")         a Hub dataset, read from its cached copy (funes.hub.remote)
     open_all("local,owner/team")   several, in the order named, duplicates dropped
+    open_writable("/path/to/memory", create=True)   a local memory a command writes
+
 
 This is the one place that decides whether a spec names a local directory, a Hub dataset or
 several memories (the grammar is :mod:`funes.hub.spec`). Each memory comes back with its
@@ -16,10 +18,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from funes.errors import FunesError
+from funes.errors import FunesError, UsageError
 from funes.hub.remote import is_own, locate
 from funes.hub.spec import MemorySpec, parse_many, parse_one
 from funes.store.memory import Memory, MemoryMissing, Origin, open_memory
+from funes.store.paths import memory_dir
 
 
 def open_one(spec: str | Path | None = None) -> Memory:
@@ -28,6 +31,29 @@ def open_one(spec: str | Path | None = None) -> Memory:
         return open_memory(spec)
     one = parse_one(spec)
     return _open_remote(one) if one.remote else open_memory(spec)
+
+
+def writable_dir(spec: str | Path | None = None) -> Path:
+    """The local directory of the one memory a command that writes is given. A Hub memory is
+    refused (UsageError): funes writes only on this machine, and publishes with `funes push`.
+    Without this, ``hf://datasets/bob/kb`` read as a path would make a ``./hf:`` folder."""
+    if not isinstance(spec, str):
+        return memory_dir(spec)
+    one = parse_one(spec)
+    if one.repo_id is not None:
+        raise UsageError(
+            f"{one.uri} is a Hub memory, and funes writes only local ones — write to a local "
+            f"memory (--memory DIR) and publish it with `funes push DIR {one.short}`"
+        )
+    assert one.path is not None
+    return one.path
+
+
+def open_writable(spec: str | Path | None = None, *, create: bool = False) -> Memory:
+    """The local memory ``spec`` names, for a command that writes it (index, funes-write,
+    backfill, scrub, optimize); ``create`` makes it when missing. A Hub spec is refused (see
+    :func:`writable_dir`)."""
+    return open_memory(writable_dir(spec), create=create)
 
 
 def open_all(spec: str | None = None) -> list[Memory]:

@@ -325,3 +325,55 @@ def test_a_byte_order_mark_does_not_lose_the_first_record(tmp_path: Path) -> Non
     c = run_cmd("funes-chunk", input=b"\xef\xbb\xbf" + r.stdout)
     assert c.returncode == 0, c.stderr
     assert [x["text"] for x in jsonl(c.stdout)] == ["first, after the mark", "2nd"]
+
+
+# ---------------------------------------------------------------------------- writers
+
+
+@pytest.mark.parametrize("spec", ["hf://datasets/bob/kb", "bob/kb", "hf://datasets/bob/kb/sub"])
+def test_every_writer_refuses_a_hub_memory_and_creates_nothing_locally(
+    tmp_path: Path, spec: str
+) -> None:
+    f = write_jsonl(tmp_path / "in" / f"{SID}.jsonl", [rec("u-1", 1, "a line to index")])
+    work = tmp_path / "cwd"
+    work.mkdir()
+    chunk = jsonl(run_cmd("funes-chunk", input=run_cmd("funes-parse", f).stdout).stdout)[0]
+    writers = [
+        ("funes", "index", "--memory", spec, f),
+        ("funes", "index", "--no-embed", "--memory", spec),
+        ("funes", "index", "--backfill", "--memory", spec),
+        ("funes", "scrub", "--builtin-only", "--memory", spec),
+        ("funes", "optimize", "--memory", spec),
+        ("funes-write", "--memory", spec),
+    ]
+    for cmd in writers:
+        r = subprocess.run(
+            [str(BIN / cmd[0]), *map(str, cmd[1:])],
+            input=json.dumps(chunk).encode(),
+            capture_output=True,
+            cwd=work,
+            timeout=120,
+            check=False,
+        )
+        err = r.stderr.decode().strip().splitlines()
+        assert r.returncode == 2, (cmd, err)
+        assert len(err) == 1 and "is a Hub memory, and funes writes only local ones" in err[0]
+        assert "funes push DIR bob/kb" in err[0]
+    assert list(work.iterdir()) == []
+    assert not (Path(os.environ["FUNES_HOME"]) / "memory").exists()
+
+
+def test_writers_still_write_a_local_memory_named_like_a_relative_path(tmp_path: Path) -> None:
+    f = write_jsonl(tmp_path / f"{SID}.jsonl", [rec("u-1", 1, "the narwhalgrid notes")])
+    (tmp_path / "team" / "kb").mkdir(parents=True)  # exists: a directory, not a Hub dataset
+    r = subprocess.run(
+        [str(BIN / "funes"), "index", "--no-embed", "--json", "--memory", "team/kb", f],
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["chunks"] == 1
+    got = run_cmd("funes", "recall", "--memory", tmp_path / "team" / "kb", "narwhalgrid")
+    assert b"the narwhalgrid notes" in got.stdout

@@ -93,7 +93,7 @@ def _main(args: argparse.Namespace) -> int:
     from funes.ingest import indexer
     from funes.ingest.backfill import backfill
     from funes.ingest.report import as_dict, describe
-    from funes.memories import open_one
+    from funes.memories import open_writable, writable_dir
 
     limit = validate.number("limit", args.limit) if args.limit is not None else None
     # a sweep reads agents; with paths, any registered source (parquet too) may be forced
@@ -102,8 +102,9 @@ def _main(args: argparse.Namespace) -> int:
         raise UsageError("--backfill takes no path: it embeds what the memory already holds")
     progress = IndexProgress()
     if args.backfill:
-        report = backfill(args.memory, progress=progress, open_with=open_one)
+        report = backfill(args.memory, progress=progress, open_with=open_writable)
     else:
+        memory = str(writable_dir(args.memory))  # before a Hub dataset is looked up
         paths, units = indexer.hub_units(args.paths, on_dataset=_announce)
         opts = indexer.IndexOptions(
             paths=paths,
@@ -112,7 +113,7 @@ def _main(args: argparse.Namespace) -> int:
             limit=limit,
             thinking=not args.no_thinking,
             yes=args.yes,
-            memory=args.memory,
+            memory=memory,
             embed=not args.no_embed,
             budget=_budget(),
         )

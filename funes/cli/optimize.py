@@ -36,9 +36,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     # lazy: numpy stays off fast commands' start-up
-    from funes.memories import open_one
+    from funes.memories import open_writable
 
-    mem = open_one(args.memory)
+    mem = open_writable(args.memory)
     with mem.writer() as w, steps(3, "optimize") as step:
         report = w.optimize(ann=args.ann, on_step=step)
     report["memory"] = mem.label

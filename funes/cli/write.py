@@ -44,10 +44,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     # lazy: numpy stays off fast commands' start-up
-    from funes.store import open_memory
+    from funes.memories import open_writable
 
     bad = BadLines(PROG, args.strict)
-    mem = open_memory(args.memory, create=True)
+    mem = open_writable(args.memory, create=True)
     written = seen = 0
     with ExitStack() as stack:
         inputs = open_inputs(stack, args.files)
