@@ -230,7 +230,8 @@ def run(rebuild: bool = False) -> dict[str, Any]:
                            "reranker": rr.name if rr else None, "sets": {}}  # fmt: skip
     for qs in sets:
         mem = mems[qs.name]
-        fold_of_id = {q["id"]: tr.fold_of(q["repo"], FOLDS) for q in qs.questions}
+        fold_of_id = {q["id"]: tr.fold_index({**q, "set": qs.name}, FOLDS)
+                      for q in qs.questions}  # fmt: skip
 
         pools = {s.q["id"]: s.pool for s in samples[qs.name] if s.pool is not None}
 
@@ -264,14 +265,24 @@ def run(rebuild: bool = False) -> dict[str, Any]:
         }
         if rr is not None:
             systems["funes + rerank"] = cv(rerank=rr)
-        out["sets"][qs.name] = {
-            "questions": len(qs.questions),
-            "repositories": len({q["repo"] for q in qs.questions if q["kind"] != "absent"}),
-            "memory_chunks": mem.count(),
-            "pool_ceiling": round(tr.pool_ceiling(samples[qs.name]), 4),
-            "not_indexed": unindexed[qs.name],
-            "systems": evaluate(systems, qs.questions),
-        }
+        frozen = {q["id"] for q in qs.questions if fold_of_id[q["id"]] == FOLDS}
+        parts = [(qs.name, [q for q in qs.questions if q["id"] not in frozen])]
+        if frozen:  # scored by weights trained on every other question, reported apart
+            parts.append(
+                (f"{qs.name}, frozen fold", [q for q in qs.questions if q["id"] in frozen])
+            )
+        for name, questions in parts:
+            ids = {q["id"] for q in questions}
+            out["sets"][name] = {
+                "questions": len(questions),
+                "repositories": len({q["repo"] for q in questions if q["kind"] != "absent"}),
+                "memory_chunks": mem.count(),
+                "pool_ceiling": round(
+                    tr.pool_ceiling([s for s in samples[qs.name] if s.q["id"] in ids]), 4
+                ),
+                "not_indexed": unindexed[qs.name],
+                "systems": evaluate(systems, questions),
+            }
     return out
 
 

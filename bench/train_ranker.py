@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.labelled import folds as labelled_folds  # noqa: E402
 from bench.quality import EVAL, NOW, WORK, answers, summarize  # noqa: E402
 
 LABELLED = ROOT / "bench" / "labelled"
@@ -270,18 +271,38 @@ def verdict_rows(ss: Sequence[Sample], cand: dict[str, Any]) -> tuple[np.ndarray
     return np.vstack(vs), np.array(ys)
 
 
-def fit(ss: Sequence[Sample], l2: float = L2) -> dict[str, Any]:
-    """Both models on ``ss``; returns the weights document."""
+def fit(ss: Sequence[Sample], l2: float = L2, inner: int = 5) -> dict[str, Any]:
+    """Both models on ``ss``; returns the weights document.
+
+    The verdict model and its threshold are chosen out of sample, by cross-validation inside
+    ``ss`` (by repository, ``inner`` folds): each question's verdict signals come from a
+    candidate model trained without its repository, the verdict model is fit on those, and the
+    threshold on verdict probabilities from verdict models trained without its repository. So
+    the shipped threshold was never chosen on the questions whose probabilities it cuts, and it
+    flags as many answerable questions out of sample as it did when it was chosen."""
     from funes.ranker import FEATURES, VERDICT_FEATURES, WEIGHTS_VERSION
 
     cand = fit_candidates(ss, l2)
-    v, vy = verdict_rows(ss, cand)
+    fs = [fold_of(s.q["repo"], inner) for s in ss]
+    v = np.zeros((len(ss), len(VERDICT_FEATURES)))
+    vy = np.array([0.0 if s.q["kind"] == "absent" else 1.0 for s in ss])
+    for f in range(inner):
+        test = [i for i, g in enumerate(fs) if g == f]
+        train = [ss[i] for i, g in enumerate(fs) if g != f]
+        if not test or not train:
+            continue
+        v[test] = verdict_rows([ss[i] for i in test], fit_candidates(train, l2))[0]
     vmean, vscale = standardise(v)
-    nabs, nans = (vy == 0).sum(), (vy == 1).sum()
-    vw = np.where(vy == 0, 0.5 / max(nabs, 1), 0.5 / max(nans, 1))
-    vcoef, vb = irls((v - vmean) / vscale, vy, vw, l2)
-    p = 1 / (1 + np.exp(-np.clip(((v - vmean) / vscale) @ vcoef + vb, -50, 50)))
-    threshold = choose_threshold(p[vy == 1])
+    z = (v - vmean) / vscale
+    vcoef, vb = _fit_verdict(z, vy, l2)
+    p_oof = np.zeros(len(ss))
+    for f in range(inner):
+        test = np.array([g == f for g in fs])
+        if not test.any() or test.all():
+            continue
+        cf, bf = _fit_verdict(z[~test], vy[~test], l2)
+        p_oof[test] = 1 / (1 + np.exp(-np.clip(z[test] @ cf + bf, -50, 50)))
+    threshold = choose_threshold(p_oof[vy == 1])
     return {
         "version": WEIGHTS_VERSION,
         "features": list(FEATURES),
@@ -289,11 +310,19 @@ def fit(ss: Sequence[Sample], l2: float = L2) -> dict[str, Any]:
         "b": round(cand["b"], 6),
         "rerank_weight": 1.0,
         "verdict": {"features": list(VERDICT_FEATURES), "mean": _r(vmean), "scale": _r(vscale),
-                    "w": _r(vcoef), "b": round(vb, 6), "threshold": round(threshold, 6)},
+                    "w": _r(vcoef), "b": round(vb, 6), "threshold": round(threshold, 6),
+                    "threshold_chosen": f"nested {inner}-fold cross-validation by repository"},
         "trained_on": {"questions": len(ss),
                        "repositories": len({s.q["repo"] for s in ss if s.q["kind"] != "absent"}),
                        "l2": l2},
     }  # fmt: skip
+
+
+def _fit_verdict(z: np.ndarray, vy: np.ndarray, l2: float) -> tuple[np.ndarray, float]:
+    """The verdict model on standardised signals, absent and answerable weighing half each."""
+    nabs, nans = (vy == 0).sum(), (vy == 1).sum()
+    vw = np.where(vy == 0, 0.5 / max(nabs, 1), 0.5 / max(nans, 1))
+    return irls(z, vy, vw, l2)
 
 
 def choose_threshold(p_answerable: np.ndarray) -> float:
@@ -313,7 +342,7 @@ def _r(a: np.ndarray) -> list[float]:
 
 
 def fold_of(repo: str, k: int) -> int:
-    return int(hashlib.sha1(repo.encode()).hexdigest(), 16) % k
+    return labelled_folds.fold_of(repo, k)
 
 
 def folds(questions: Sequence[dict[str, Any]], k: int) -> list[int]:
@@ -321,8 +350,15 @@ def folds(questions: Sequence[dict[str, Any]], k: int) -> list[int]:
     return [fold_of(q["repo"], k) for q in questions]
 
 
+def is_frozen(s: Sample) -> bool:
+    """A question of the frozen test fold: never trained, tuned or thresholded on."""
+    return s.q.get("set", "labelled") == "labelled" and labelled_folds.frozen(s.q["repo"])
+
+
 def cross_validate(ss: Sequence[Sample], k: int, work: Path, l2: float = L2) -> list[Path]:
-    """Weights files, one per fold, each trained without that fold's repositories."""
+    """Weights files, one per fold, each trained without that fold's repositories, then one
+    trained on every question outside the frozen fold (which scores the frozen fold: index k)."""
+    ss = [s for s in ss if not is_frozen(s)]
     fs = folds([s.q for s in ss], k)
     work.mkdir(parents=True, exist_ok=True)
     out = []
@@ -331,7 +367,16 @@ def cross_validate(ss: Sequence[Sample], k: int, work: Path, l2: float = L2) -> 
         path = work / f"fold-{f}.json"
         path.write_text(json.dumps(fit(train, l2)) + "\n")
         out.append(path)
-    return out
+    path = work / "all.json"
+    path.write_text(json.dumps(fit(ss, l2)) + "\n")
+    return [*out, path]
+
+
+def fold_index(q: dict[str, Any], k: int) -> int:
+    """Which of :func:`cross_validate`'s weights files scores question ``q``."""
+    if q.get("set", "labelled") == "labelled" and labelled_folds.frozen(q["repo"]):
+        return k
+    return fold_of(q["repo"], k)
 
 
 def cv_outcomes(
@@ -345,24 +390,31 @@ def cv_outcomes(
     for f in range(k):
         train = [s for s, g in zip(ss, fs, strict=True) if g != f]
         test = [s for s, g in zip(ss, fs, strict=True) if g == f]
-        if not test:
-            continue
-        doc = fit(train, l2)
-        cand = {key: np.asarray(doc[key]) for key in ("mean", "scale", "w")} | {"b": doc["b"]}
-        vd = doc["verdict"]
-        v, _ = verdict_rows(test, cand)
-        z = ((v - np.asarray(vd["mean"])) / np.asarray(vd["scale"])) @ np.asarray(vd["w"])
-        p = 1 / (1 + np.exp(-np.clip(z + vd["b"], -50, 50)))
-        for s, pi in zip(test, p, strict=True):
-            rank = None
-            if s.pool is not None and s.y.any():
-                logits = ((s.x - cand["mean"]) / cand["scale"]) @ cand["w"]
-                pos = {cid: i for i, cid in enumerate(s.pool.order)}
-                rows = s.pool.rows
-                order = sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
-                first = next(r for r, i in enumerate(order) if s.y[i] > 0)
-                rank = first if first < 10 else None
-            out.append((s, rank, bool(pi < vd["threshold"])))
+        if test:
+            out += outcomes_with(fit(train, l2), test)
+    return out
+
+
+def outcomes_with(
+    doc: dict[str, Any], test: Sequence[Sample]
+) -> list[tuple[Sample, int | None, bool]]:
+    """Each test question's outcome under one weights document."""
+    cand = {key: np.asarray(doc[key]) for key in ("mean", "scale", "w")} | {"b": doc["b"]}
+    vd = doc["verdict"]
+    v, _ = verdict_rows(test, cand)
+    z = ((v - np.asarray(vd["mean"])) / np.asarray(vd["scale"])) @ np.asarray(vd["w"])
+    p = 1 / (1 + np.exp(-np.clip(z + vd["b"], -50, 50)))
+    out: list[tuple[Sample, int | None, bool]] = []
+    for s, pi in zip(test, p, strict=True):
+        rank = None
+        if s.pool is not None and s.y.any():
+            logits = ((s.x - cand["mean"]) / cand["scale"]) @ cand["w"]
+            pos = {cid: i for i, cid in enumerate(s.pool.order)}
+            rows = s.pool.rows
+            order = sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
+            first = next(r for r, i in enumerate(order) if s.y[i] > 0)
+            rank = first if first < 10 else None
+        out.append((s, rank, bool(pi < vd["threshold"])))
     return out
 
 
@@ -410,13 +462,20 @@ def main() -> None:
         ss = samples(qs, searcher)
         print(f"{qs.name}: {len(ss)} questions, pool ceiling {pool_ceiling(ss):.3f}", flush=True)
         every += ss
+    frozen = [s for s in every if is_frozen(s)]
+    every = [s for s in every if not is_frozen(s)]
     outcomes = cv_outcomes(every, a.folds, a.l2)
     for name in dict.fromkeys(s.q["set"] for s in every):
         r = summary([o for o in outcomes if o[0].q["set"] == name])
         print(f"{name}, cross-validated by repository: "
               + "  ".join(f"{k} {v:.3f}" for k, v in r.items()))  # fmt: skip
+    doc = fit(every, a.l2)
+    if frozen:
+        r = summary(outcomes_with(doc, frozen))
+        print(f"frozen fold ({len(frozen)} questions, {len({s.q['repo'] for s in frozen})} "
+              "repositories), trained on every other question: "
+              + "  ".join(f"{k} {v:.3f}" for k, v in r.items()))  # fmt: skip
     if a.write:
-        doc = fit(every, a.l2)
         doc["trained_on"]["date"] = dt.date.today().isoformat()
         WEIGHTS.parent.mkdir(exist_ok=True)
         WEIGHTS.write_text(json.dumps(doc, indent=1) + "\n")

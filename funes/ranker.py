@@ -24,9 +24,10 @@ import bisect
 import json
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -70,6 +71,14 @@ FEATURES = (
     "next_cos",        # … 1–3 turns after it
     "dup_count",       # log(1 + other pool candidates with the same normalised text)
     "no_vector",       # no cosine known (lexical-only memory)
+    # Is it a finding, or the agent restating the task and announcing a step?
+    "announces",       # opens with "I'll…", "Let me…", "Sure, …" (an announcement, not a result)
+    "reports",         # result words: found, shows, turns out, passes, the culprit, …
+    "tool_follows",    # tool calls/output follow it before the next assistant text or prompt
+    "after_tool",      # the nearest earlier record (thinking aside) is tool output
+    "since_prompt",    # log(1 + records since the session's latest user prompt)
+    "echo_cos",        # cosine to the latest user prompt of the pool before it (a restatement)
+    "tool_cos",        # best cosine to the pool's tool output 1–6 records before it
 )  # fmt: skip
 
 # Query-level signals of the verdict model.
@@ -89,6 +98,20 @@ _EXPLAIN = (
     "because", "reason", "instead", "root cause", "caused", "so that", "decided", "decision",
     "fixed", "the fix", "the issue", "the problem", "turns out", "means", "should", "failed",
     "error",
+)  # fmt: skip
+# An opening that announces a step or restates the task ("I'll help you fix…", "Let me check…").
+_ANNOUNCE = re.compile(
+    r"\s*(?:(?:ok(?:ay)?|sure|alright|great|perfect|good|now|first|next|then|so)\b[,!.]?\s*)*"
+    r"(?:i'll|i will|i'm going to|i am going to|let me|let's|let us|i need to|i should|"
+    r"i want to|we need to|we should|to (?:fix|do|understand|answer|check|implement) this)\b",
+    re.IGNORECASE,
+)
+# Words of a result (what was found, what happened), as opposed to a plan.
+_REPORTS = (
+    "found", "there's", "there is", "there are", "shows", "showed", "turns out", "turned out",
+    "the culprit", "the cause", "is caused", "was caused", "because", "returns", "returned",
+    "passes", "passed", "succeeded", "now works", "works now", "confirmed", "the output",
+    "fails with", "failed with", "the error", "is set to", "was set to", "resolved", "✅", "✓",
 )  # fmt: skip
 _DROP_CODE = str.maketrans("", "", "{}[]()<>;=_/\\|$#`*&%")
 
@@ -195,7 +218,68 @@ class Context:
     coverage: dict[str, float]
     rare_coverage: dict[str, float]
     pool_size: int
-    session_last_seq: dict[str, int]
+    sessions: Sessions
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # pool rows' embeddings
+
+
+# Record kinds in a session's shape: user prompt, assistant text, thinking, tool call, tool
+# output, anything else.
+_KIND = {("user", "text"): "u", ("assistant", "text"): "a"}
+_BLOCK_KIND = {"thinking": "t", "tool_use": "c", "tool_result": "r"}
+
+
+@dataclass
+class Sessions:
+    """Each session's shape: its last seq, and one kind letter per record seq (sorted)."""
+
+    last_seq: dict[str, int]
+    shape: dict[str, tuple[list[int], str]]
+
+    @classmethod
+    def build(
+        cls,
+        session_ids: Sequence[str],
+        seqs: Sequence[int | None],
+        roles: Sequence[str | None],
+        blocks: Sequence[str | None],
+    ) -> Sessions:
+        at: dict[str, dict[int, str]] = {}
+        for sid, seq, role, block in zip(session_ids, seqs, roles, blocks, strict=True):
+            k = _KIND.get((role, block)) or _BLOCK_KIND.get(block or "", "o")
+            d = at.setdefault(sid, {})
+            q = seq or 0
+            # a record holding text and tool calls counts as its text: the text is what is read
+            if d.get(q) not in ("a", "u"):
+                d[q] = k
+        shape = {}
+        last = {}
+        for sid, d in at.items():
+            keys = sorted(d)
+            shape[sid] = (keys, "".join(d[k] for k in keys))
+            last[sid] = keys[-1]
+        return cls(last, shape)
+
+    def around(self, sid: str, seq: int) -> tuple[bool, bool, int]:
+        """(tool activity follows before the next text or prompt, the nearest earlier record
+        other than thinking is tool output, records since the latest user prompt)."""
+        keys, kinds = self.shape.get(sid, ((), ""))
+        i = bisect.bisect_left(keys, seq)
+        follows = False
+        for k in kinds[i + 1 : i + 12]:
+            if k in "au":
+                break
+            if k in "cr":
+                follows = True
+                break
+        after = False
+        for k in reversed(kinds[max(0, i - 12) : i]):
+            if k == "t":
+                continue
+            after = k == "r"
+            break
+        j = kinds.rfind("u", 0, i)
+        since = i - j if j >= 0 else i + 1
+        return follows, after, since
 
 
 def candidate_features(rows: Sequence[dict[str, Any]], ctx: Context) -> np.ndarray:
@@ -252,6 +336,16 @@ def candidate_features(rows: Sequence[dict[str, Any]], ctx: Context) -> np.ndarr
             best_at[q] = max(best_at.get(q, 0.0), ctx.cos.get(rows[i]["id"], 0.0))
         keys = sorted(best_at)
         near[sid] = (keys, [best_at[k] for k in keys])
+    prompt_vec: dict[tuple[str, int], np.ndarray] = {}
+    tool_vecs: dict[str, list[tuple[int, np.ndarray]]] = {}
+    for r in rows:
+        v = ctx.vectors.get(r["id"])
+        if v is None:
+            continue
+        if r.get("role") == "user" and r.get("block_type") == "text":
+            prompt_vec.setdefault((r["session_id"], r.get("seq") or 0), v)
+        elif r.get("block_type") == "tool_result":
+            tool_vecs.setdefault(r["session_id"], []).append((r.get("seq") or 0, v))
     for i, r in enumerate(rows):
         cid = r["id"]
         text = r["text"] or ""
@@ -295,7 +389,7 @@ def candidate_features(rows: Sequence[dict[str, Any]], ctx: Context) -> np.ndarr
         row[col["sess_cos_gap"]] = best_cos - sess_cos[sid]
         row[col["turn_count"]] = math.log1p(by_turn[r["turn_uuid"]] - 1)
         seq = r.get("seq") or 0
-        last = ctx.session_last_seq.get(sid) or 0
+        last = ctx.sessions.last_seq.get(sid) or 0
         row[col["position"]] = seq / last if last > 0 else 0.0
         pseqs, pcos = prompts.get(sid, ((), ()))
         k = bisect.bisect_right(pseqs, seq) - 1
@@ -315,6 +409,23 @@ def candidate_features(rows: Sequence[dict[str, Any]], ctx: Context) -> np.ndarr
         row[col["prev_cos"]] = prev
         row[col["next_cos"]] = nxt
         row[col["dup_count"]] = math.log1p(dups[norm[i]] - 1)
+        row[col["announces"]] = _ANNOUNCE.match(text[:200]) is not None
+        row[col["reports"]] = min(sum(w in low for w in _REPORTS), 3) / 3
+        follows, after, since = ctx.sessions.around(sid, seq)
+        row[col["tool_follows"]] = follows
+        row[col["after_tool"]] = after
+        row[col["since_prompt"]] = math.log1p(since)
+        v = ctx.vectors.get(cid)
+        if v is not None:
+            if k >= 0:
+                p = prompt_vec.get((sid, pseqs[k]))
+                if p is not None and pseqs[k] != seq:
+                    row[col["echo_cos"]] = float(v @ p)
+            tools = tool_vecs.get(sid)
+            if tools:
+                near_tools = [t for s2, t in tools if seq - 6 <= s2 < seq]
+                if near_tools:
+                    row[col["tool_cos"]] = float(np.max(np.asarray(near_tools) @ v))
     return x
 
 

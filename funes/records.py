@@ -478,6 +478,9 @@ class HitRecord(JsonRecord):
     neighbors: list[dict[str, Any]]
     # other places holding the same text: session_id, turn_uuid, seq, ts and the get command
     duplicates: list[dict[str, Any]] = field(default_factory=list, metadata=OMITTED)
+    # the other chunks of the hit's turn found by the same query (id, seq, block_type,
+    # block_idx, split_idx): one hit per turn shows its best chunk
+    turn_chunks: list[dict[str, Any]] = field(default_factory=list, metadata=OMITTED)
     trusted: bool = field(default=True, metadata=OMITTED)  # False: from a shared memory
     verdict: str
     answerable: float | None = field(default=None, metadata=OMITTED)

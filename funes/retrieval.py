@@ -34,6 +34,7 @@ from funes.store import redaction
 from funes.store.tokenize import query_tokens
 
 if TYPE_CHECKING:
+    from funes import ranker as ranker_t
     from funes.store.memory import Memory
 
 RRF_K = 60
@@ -205,6 +206,8 @@ class Hit:
     trusted: bool = True  # False: from a shared memory, someone else's words
     # other places holding the same text (session_id, turn_uuid, seq, ts), collapsed into this hit
     duplicates: list[dict[str, Any]] = field(default_factory=list)
+    # the other chunks of this hit's turn that the pool held (one hit per turn)
+    turn_chunks: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -227,26 +230,78 @@ def _get_command(session_id: str, turn_uuid: str, memory: str | None) -> str:
     return " ".join(args)
 
 
+_STEP = ("text", "thinking", "tool_use")  # what one assistant step writes, record by record
+
+
+def _turn_groups(rows: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Each pool row's turn: the chunks of one record (its split chunks, its blocks) and the
+    consecutive records of one assistant step (thinking, text and tool calls written as
+    separate records at adjacent seqs) share one. Returns the group's first id, by row id."""
+    parent = {r["id"]: r["id"] for r in rows}
+
+    def find(a: str) -> str:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    def union(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    by_turn: dict[tuple[str, str], str] = {}
+    steps: dict[tuple[str, int], str] = {}
+    for r in rows:
+        key = (r["session_id"], r["turn_uuid"])
+        if key in by_turn:
+            union(by_turn[key], r["id"])
+        else:
+            by_turn[key] = r["id"]
+        if r.get("role") == "assistant" and r.get("block_type") in _STEP:
+            steps.setdefault((r["session_id"], r.get("seq") or 0), r["id"])
+    for (sid, seq), cid in steps.items():
+        nxt = steps.get((sid, seq + 1))
+        if nxt is not None:
+            union(cid, nxt)
+    return {cid: find(cid) for cid in parent}
+
+
 def _collapse(
     scored: list[tuple[float, float, float, dict[str, Any]]], k: int
-) -> tuple[list[tuple[float, float, float, dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
-    """The top ``k`` of ``scored`` (best first) with passages of the same normalised text
-    collapsed into the best-placed one; returns (kept, duplicates by kept id)."""
+) -> tuple[
+    list[tuple[float, float, float, dict[str, Any]]],
+    dict[str, list[dict[str, Any]]],
+    dict[str, list[dict[str, Any]]],
+]:
+    """The top ``k`` of ``scored`` (best first), one hit per turn: passages of the same
+    normalised text collapse into the best-placed one (returned as duplicates by kept id), and
+    so do the other chunks of the best-placed passage's turn (returned as its turn's other
+    chunks, by kept id)."""
     # lazy: numpy stays off fast commands' start-up
     from funes.ranker import normalised
 
+    group = _turn_groups([s[3] for s in scored])
     kept: list[tuple[float, float, float, dict[str, Any]]] = []
     first: dict[str, str] = {}
+    shown: dict[str, str] = {}  # turn group → the kept id that shows it
     dups: dict[str, list[dict[str, Any]]] = {}
+    same_turn: dict[str, list[dict[str, Any]]] = {}
     for s in scored:
-        key = normalised(s[3]["text"] or "")
+        row = s[3]
+        key = normalised(row["text"] or "")
         if key in first:
-            dups.setdefault(first[key], []).append(s[3])
+            dups.setdefault(first[key], []).append(row)
+            continue
+        g = group[row["id"]]
+        if g in shown:
+            first[key] = shown[g]
+            same_turn.setdefault(shown[g], []).append(row)
             continue
         if len(kept) < k:
-            first[key] = s[3]["id"]
+            first[key] = shown[g] = row["id"]
             kept.append(s)
-    return kept, dups
+    return kept, dups, same_turn
 
 
 @dataclass
@@ -279,6 +334,7 @@ class Result:
                         {**d, "get": _get_command(d["session_id"], d["turn_uuid"], mem)}
                         for d in h.duplicates
                     ],
+                    turn_chunks=h.turn_chunks,
                     trusted=h.trusted,
                     verdict=self.verdict,
                     answerable=None if answerable is None else round(answerable, 4),
@@ -309,7 +365,7 @@ class Searcher:
         weights: str | None = None,
     ) -> None:
         self.weights = weights  # a ranker weights file instead of the shipped one
-        self._lengths: tuple[int, dict[str, int]] | None = None
+        self._shapes: tuple[int, ranker_t.Sessions] | None = None
         self._vectors: tuple[int, bool] | None = None
         self.memory = memory
         self.embedder = embedder
@@ -350,6 +406,7 @@ class Searcher:
             return None
         rows = mem.fetch(order, columns=[*CHUNK_FIELDS, "vector"])
         cos: dict[str, float] = {}
+        vectors: dict[str, Any] = {}
         if qv is not None:
             missing = [r for r in rows if r.get("vector") is None][:EMBED_AT_QUERY]
             if missing:  # half-embedded memory: embed the best pool rows still waiting
@@ -366,13 +423,14 @@ class Searcher:
                 for r, c in zip(have, (mat @ qv).tolist(), strict=True)
                 if math.isfinite(c)
             }
+            vectors = {r["id"]: mat[i] for i, r in enumerate(have) if r["id"] in cos}
         for r in rows:
             r.pop("vector", None)
         terms, idf, unseen, present = self._terms(q.text, rows)
         coverage, rare = _coverage(terms, idf, rows, present)
         ctx = ranker.Context(
             lex_rank, dict(lexical), vec_rank, cos, coverage, rare, pool_n,
-            self._session_lengths(),
+            self._sessions(), vectors,
         )  # fmt: skip
         x = ranker.candidate_features(rows, ctx)
         return Pool(q, rows, x, ctx, order, unseen, len(terms))
@@ -435,7 +493,7 @@ class Searcher:
             # and hits of several memories merge by how well each memory answers
             scored.append((rel * w * (p_answer if p_answer is not None else 1.0), rel, w, r))
         scored.sort(key=lambda s: (-s[0], pos[s[3]["id"]]))
-        kept, dups = _collapse(scored, q.k)
+        kept, dups, same_turn = _collapse(scored, q.k)
 
         best_cos = max(ctx.cos.values(), default=0.0)
         best_cov = max(ctx.coverage.values(), default=0.0)
@@ -457,6 +515,10 @@ class Searcher:
             hit.duplicates = [
                 {f: d.get(f) for f in ("session_id", "turn_uuid", "seq", "ts")}
                 for d in dups.get(r["id"], [])
+            ]
+            hit.turn_chunks = [
+                {f: d.get(f) for f in ("id", "seq", "block_type", "block_idx", "split_idx")}
+                for d in same_turn.get(r["id"], [])
             ]
             hits.append(hit)
         redaction.mask_for_serving(mem, [h.row for h in hits])
@@ -514,17 +576,18 @@ class Searcher:
             self._vectors = (version, self.memory.count() > self.memory.count_without_vectors())
         return self._vectors[1]
 
-    def _session_lengths(self) -> dict[str, int]:
-        """The last seq of every session, read once per memory version (the position feature)."""
+    def _sessions(self) -> ranker_t.Sessions:
+        """Every session's shape (last seq, what kind of record sits at each seq), read in one
+        scan per memory version: the position and finding features need it."""
+        # lazy: numpy stays off fast commands' start-up
+        from funes import ranker
+
         version = self.memory.version
-        if self._lengths is None or self._lengths[0] != version:
-            t = self.memory.rows(None, ("session_id", "seq")).to_pydict()
-            last: dict[str, int] = {}
-            for sid, seq in zip(t["session_id"], t["seq"], strict=True):
-                if (seq or 0) > last.get(sid, -1):
-                    last[sid] = seq or 0
-            self._lengths = (version, last)
-        return self._lengths[1]
+        if self._shapes is None or self._shapes[0] != version:
+            t = self.memory.rows(None, ("session_id", "seq", "role", "block_type")).to_pydict()
+            shapes = ranker.Sessions.build(t["session_id"], t["seq"], t["role"], t["block_type"])
+            self._shapes = (version, shapes)
+        return self._shapes[1]
 
     def _attach_neighbors(self, hits: list[Hit], window: int) -> None:
         """Each hit's neighbouring turns (±``window`` seq, its own turn excluded), read in one

@@ -178,3 +178,71 @@ def test_cross_validation_never_scores_a_question_with_its_own_repository(
     for s in ss:
         fs.search(Query("x", id=s.q["id"]))
     assert seen == [(s.q["id"], f) for s, f in zip(ss, folds, strict=True)]
+
+
+def test_frozen_fold_repositories_are_never_trained_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench import train_ranker
+    from bench.labelled import folds as labelled_folds
+
+    repos = [f"newowner{i}/repo{i}" for i in range(40)]
+    frozen = {r for r in repos if labelled_folds.frozen(r)}
+    assert frozen and len(frozen) < len(repos)  # the hash puts some, not all, in the frozen fold
+    assert not any(labelled_folds.frozen(r) for r in labelled_folds.FIRST_BATCH)
+    ss = [
+        train_ranker.Sample({"id": f"q{i}", "repo": repos[i % 40], "kind": "paraphrase",
+                             "set": "labelled"},
+                            np.zeros((1, len(ranker.FEATURES))), np.ones(1), None)
+        for i in range(120)
+    ]  # fmt: skip
+    monkeypatch.setattr(
+        train_ranker, "fit", lambda train, l2=1.0: {"repos": sorted({s.q["repo"] for s in train})}
+    )
+    paths = train_ranker.cross_validate(ss, 5, tmp_path)
+    assert len(paths) == 6  # five folds, then every question outside the frozen fold
+    for p in paths:
+        assert not frozen & set(json.loads(p.read_text())["repos"])
+    assert set(json.loads(paths[-1].read_text())["repos"]) == set(repos) - frozen
+    for s in ss:
+        i = train_ranker.fold_index(s.q, 5)
+        assert (i == 5) == (s.q["repo"] in frozen)
+
+
+def test_text_thinking_and_splits_of_one_turn_collapse_into_one_hit(tmp_path: Path) -> None:
+    root = tmp_path / ".claude" / "projects" / "-home-ana-uploader"
+    ts = "2026-10-20T10:00:00.000Z"
+
+    def rec(uuid: str, parent: str | None, role: str, block: dict[str, Any]) -> dict[str, Any]:
+        r = turn(uuid, parent, ts, role, [block])
+        r["sessionId"] = "t"
+        if role == "assistant":
+            r["message"]["id"] = "msg_01"  # one API message written as one record per block
+        return r
+
+    finding = ("The upload retries were flaky because the S3 multipart upload reused a stale "
+               "presigned URL after it expired; refreshing the presigned URL on every retry "
+               "fixed the flaky upload retries. ")  # fmt: skip
+    recs = [
+        turn("t-u1", None, ts, "user", [{"type": "text", "text":
+             "why are the upload retries flaky on large files?"}]),
+        rec("t-a1", "t-u1", "assistant", {"type": "thinking", "thinking":
+            "Thinking about the flaky upload retries: the presigned URL of the multipart "
+            "upload may have expired before the retry.", "signature": "x"}),
+        rec("t-a2", "t-a1", "assistant", {"type": "text", "text": finding * 30}),
+    ]  # fmt: skip
+    recs[0]["sessionId"] = "t"
+    write_jsonl(root / "t.jsonl", recs)
+    mem = tmp_path / "memory"
+    r = run_cmd("funes", "index", root, "--yes", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    chunks = jsonl(run_cmd("funes-parse", root / "t.jsonl").stdout)
+    assert len(chunks) == 3
+    hits = jsonl(query(mem, "why were the flaky upload retries failing", "-k", "5").stdout)
+    step = [h for h in hits if h["turn_uuid"] in ("t-a1", "t-a2")]
+    assert len(step) == 1, [(h["turn_uuid"], h["block_type"], h["split_idx"]) for h in hits]
+    others = step[0]["turn_chunks"]
+    assert others, "the turn's other chunks are listed with the hit"
+    assert {o["id"] for o in others}.isdisjoint({h["id"] for h in hits})
+    # the thinking and the text's other splits are what was folded in
+    assert {o["block_type"] for o in others} | {step[0]["block_type"]} == {"thinking", "text"}
