@@ -78,7 +78,7 @@ def labelled() -> QuestionSet:
     only when at least one transcript is)."""
     present: set[str] = set()
     manifests = b""
-    for f in sorted(LABELLED.glob("*/manifest.jsonl")):
+    for f in sorted(LABELLED.glob("*/manifest*.jsonl")):
         for line in f.read_text().splitlines():
             if line.strip():
                 m = json.loads(line)
@@ -86,7 +86,7 @@ def labelled() -> QuestionSet:
                     present.add(m["file"])
                     manifests += line.encode() + b"\n"
     qs = []
-    for f in sorted(LABELLED.glob("*/queries.jsonl")):
+    for f in sorted(LABELLED.glob("*/queries*.jsonl")):
         for line in f.read_text().splitlines():
             if not line.strip():
                 continue
