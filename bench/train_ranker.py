@@ -48,6 +48,7 @@ from bench.quality import EVAL, NOW, WORK, answers, summarize  # noqa: E402
 LABELLED = ROOT / "bench" / "labelled"
 WEIGHTS = ROOT / "funes" / "data" / "ranker.json"
 L2 = 1.0
+PAIR_HEAD = 30  # first-stage candidates the pair model reads (0: no pair stage)
 MAX_FLAGGED_ANSWERABLE = 0.10
 
 
@@ -154,6 +155,9 @@ class Sample:
     x: np.ndarray
     y: np.ndarray
     pool: Any  # funes.retrieval.Pool (None when the legs found nothing)
+    # the pair model's logit of every pool candidate, from a model that never saw the
+    # question's repository (attach_pair); None: no pair stage
+    pair: np.ndarray | None = None
 
 
 def samples(qs: QuestionSet, searcher: Any) -> list[Sample]:
@@ -173,6 +177,50 @@ def samples(qs: QuestionSet, searcher: Any) -> list[Sample]:
                          dtype=np.float64)  # fmt: skip
         out.append(Sample({**q, "set": qs.name}, x, y, pool))
     return out
+
+
+def pair_fold(q: dict[str, Any]) -> int | str:
+    """Which pair model may score question ``q`` (bench/pair/features.py): one trained without
+    its repository's fold, or, for eval-dev and the frozen fold, the one trained on every
+    other labelled question."""
+    if q.get("set") == "eval-dev":
+        return "eval-dev"
+    if labelled_folds.frozen(q["repo"]):
+        return "frozen"
+    return fold_of(q["repo"], labelled_folds.FOLDS)
+
+
+def attach_pair(ss: Sequence[Sample], root: Path | None = None) -> None:
+    """Every pool candidate's pair-model logit (cached in bench/work/pair-logits per model)."""
+    import pickle
+
+    from bench.pair import features
+
+    by_fold: dict[Any, list[Sample]] = {}
+    for s in ss:
+        if s.pool is not None:
+            by_fold.setdefault(pair_fold(s.q), []).append(s)
+    for fold, group in by_fold.items():
+        kw = {} if root is None else {"root": root}
+        d = features.model_dir(fold, **kw)
+        sha = hashlib.sha256((d / "passage.onnx").read_bytes()).hexdigest()[:12]
+        cache_file = WORK / "pair-logits" / f"{fold}-{sha}.pkl"
+        cache: dict[tuple[str, str], float] = {}
+        if cache_file.exists():
+            cache = pickle.loads(cache_file.read_bytes())
+        for s in group:
+            rows = s.pool.rows
+            todo = [r for r in rows if (s.q["query"], r["id"]) not in cache]
+            if todo:
+                got = features.pair_logits(
+                    s.q["query"], [r["text"] or "" for r in todo], fold, **kw
+                )
+                cache.update(
+                    {(s.q["query"], r["id"]): float(v) for r, v in zip(todo, got, strict=True)}
+                )
+            s.pair = np.array([cache[(s.q["query"], r["id"])] for r in rows], dtype=np.float32)
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        cache_file.write_bytes(pickle.dumps(cache))
 
 
 def pool_ceiling(ss: Sequence[Sample]) -> float:
@@ -251,7 +299,67 @@ def fit_pairwise(ss: Sequence[Sample], l2: float = L2) -> dict[str, Any]:
     return {"mean": mean, "scale": scale, "w": coef, "b": 0.0}
 
 
-def verdict_rows(ss: Sequence[Sample], cand: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+def stage1(s: Sample, m: dict[str, Any]) -> np.ndarray:
+    c = m["cand"]
+    return ((s.x - c["mean"]) / c["scale"]) @ c["w"] + c["b"]
+
+
+def ordered(s: Sample, logits: np.ndarray) -> list[int]:
+    """Pool indexes by logit, ties in fused order (as recall breaks them)."""
+    pos = {cid: i for i, cid in enumerate(s.pool.order)}
+    rows = s.pool.rows
+    return sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
+
+
+def final_logits(s: Sample, m: dict[str, Any]) -> tuple[np.ndarray, float]:
+    """Recall's logits for a pool under models ``m`` (first stage, then the pair stage when
+    ``m`` has one), and the pair model's best logit over the head (0.0 without)."""
+    from funes.ranker import PairStage, with_pair
+
+    logits = stage1(s, m)
+    st = m.get("pair")
+    if st is None or s.pair is None:
+        return logits, 0.0
+    stage = PairStage(st["head"], np.asarray(st["mean"]), np.asarray(st["scale"]),
+                      np.asarray(st["w"]), st["b"])  # fmt: skip
+    first = ordered(s, logits)
+    head = s.pair[first[: stage.head]]
+    return with_pair(logits, first, stage, head), float(head.max()) if len(head) else 0.0
+
+
+def fit_pair(ss: Sequence[Sample], cand: dict[str, Any], l2: float = L2) -> dict[str, Any]:
+    """The pair stage on the first stage's head of each pool (PAIR_HEAD candidates), each
+    question with an answer in its head weighing the same."""
+    from funes.ranker import PAIR_FEATURES, pair_features
+
+    xs, ys, ws = [], [], []
+    for s in ss:
+        if s.pool is None or s.pair is None:
+            continue
+        first = ordered(s, stage1(s, {"cand": cand}))[:PAIR_HEAD]
+        y = s.y[first]
+        if not y.any() or y.all():
+            continue
+        lg = stage1(s, {"cand": cand})[first]
+        xs.append(pair_features(lg, s.pair[first].astype(np.float64)))
+        ys.append(y)
+        npos = y.sum()
+        ws.append(np.where(y > 0, 0.5 / npos, 0.5 / max(len(y) - npos, 1)))
+    x, y, w = np.vstack(xs), np.concatenate(ys), np.concatenate(ws)
+    mean, scale = standardise(x)
+    coef, b = irls((x - mean) / scale, y, w, l2)
+    return {"head": PAIR_HEAD, "features": list(PAIR_FEATURES), "mean": mean, "scale": scale,
+            "w": coef, "b": b}  # fmt: skip
+
+
+def models(ss: Sequence[Sample], l2: float = L2) -> dict[str, Any]:
+    """The candidate model, and the pair stage on top of it when the pools carry pair logits."""
+    cand = fit_candidates(ss, l2)
+    use_pair = PAIR_HEAD > 0 and any(s.pair is not None for s in ss)
+    return {"cand": cand, "pair": fit_pair(ss, cand, l2) if use_pair else None}
+
+
+def verdict_rows(ss: Sequence[Sample], m: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     from funes.ranker import VERDICT_FEATURES, verdict_features
 
     vs, ys = [], []
@@ -260,12 +368,9 @@ def verdict_rows(ss: Sequence[Sample], cand: dict[str, Any]) -> tuple[np.ndarray
             v = np.zeros(len(VERDICT_FEATURES))
             v[0] = -10.0
         else:
-            logits = ((s.x - cand["mean"]) / cand["scale"]) @ cand["w"] + cand["b"]
-            pos = {cid: i for i, cid in enumerate(s.pool.order)}
-            rows = s.pool.rows
-            order = sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
-            v = verdict_features(logits, rows, order, s.pool.ctx, s.pool.unseen_share,
-                                 s.pool.n_terms)  # fmt: skip
+            logits, pair_best = final_logits(s, m)
+            v = verdict_features(logits, s.pool.rows, ordered(s, logits), s.pool.ctx,
+                                 s.pool.unseen_share, s.pool.n_terms, pair_best)  # fmt: skip
         vs.append(v)
         ys.append(0.0 if s.q["kind"] == "absent" else 1.0)
     return np.vstack(vs), np.array(ys)
@@ -282,7 +387,8 @@ def fit(ss: Sequence[Sample], l2: float = L2, inner: int = 5) -> dict[str, Any]:
     flags as many answerable questions out of sample as it did when it was chosen."""
     from funes.ranker import FEATURES, VERDICT_FEATURES, WEIGHTS_VERSION
 
-    cand = fit_candidates(ss, l2)
+    m = models(ss, l2)
+    cand = m["cand"]
     fs = [fold_of(s.q["repo"], inner) for s in ss]
     v = np.zeros((len(ss), len(VERDICT_FEATURES)))
     vy = np.array([0.0 if s.q["kind"] == "absent" else 1.0 for s in ss])
@@ -291,7 +397,7 @@ def fit(ss: Sequence[Sample], l2: float = L2, inner: int = 5) -> dict[str, Any]:
         train = [ss[i] for i, g in enumerate(fs) if g != f]
         if not test or not train:
             continue
-        v[test] = verdict_rows([ss[i] for i in test], fit_candidates(train, l2))[0]
+        v[test] = verdict_rows([ss[i] for i in test], models(train, l2))[0]
     vmean, vscale = standardise(v)
     z = (v - vmean) / vscale
     vcoef, vb = _fit_verdict(z, vy, l2)
@@ -309,6 +415,8 @@ def fit(ss: Sequence[Sample], l2: float = L2, inner: int = 5) -> dict[str, Any]:
         "mean": _r(cand["mean"]), "scale": _r(cand["scale"]), "w": _r(cand["w"]),
         "b": round(cand["b"], 6),
         "rerank_weight": 1.0,
+        "pair": None if m["pair"] is None else {
+            k: _r(v) if isinstance(v, np.ndarray) else v for k, v in m["pair"].items()},
         "verdict": {"features": list(VERDICT_FEATURES), "mean": _r(vmean), "scale": _r(vscale),
                     "w": _r(vcoef), "b": round(vb, 6), "threshold": round(threshold, 6),
                     "threshold_chosen": f"nested {inner}-fold cross-validation by repository"},
@@ -320,8 +428,11 @@ def fit(ss: Sequence[Sample], l2: float = L2, inner: int = 5) -> dict[str, Any]:
 
 def _fit_verdict(z: np.ndarray, vy: np.ndarray, l2: float) -> tuple[np.ndarray, float]:
     """The verdict model on standardised signals, absent and answerable weighing half each."""
+    # each question weighs 1 (absent and answerable half the total each), so the penalty is
+    # that of the candidate model rather than one that drowns a loss summing to 1
     nabs, nans = (vy == 0).sum(), (vy == 1).sum()
-    vw = np.where(vy == 0, 0.5 / max(nabs, 1), 0.5 / max(nans, 1))
+    n = len(vy) / 2
+    vw = np.where(vy == 0, n / max(nabs, 1), n / max(nans, 1))
     return irls(z, vy, vw, l2)
 
 
@@ -400,18 +511,16 @@ def outcomes_with(
 ) -> list[tuple[Sample, int | None, bool]]:
     """Each test question's outcome under one weights document."""
     cand = {key: np.asarray(doc[key]) for key in ("mean", "scale", "w")} | {"b": doc["b"]}
+    m = {"cand": cand, "pair": doc.get("pair")}
     vd = doc["verdict"]
-    v, _ = verdict_rows(test, cand)
+    v, _ = verdict_rows(test, m)
     z = ((v - np.asarray(vd["mean"])) / np.asarray(vd["scale"])) @ np.asarray(vd["w"])
     p = 1 / (1 + np.exp(-np.clip(z + vd["b"], -50, 50)))
     out: list[tuple[Sample, int | None, bool]] = []
     for s, pi in zip(test, p, strict=True):
         rank = None
         if s.pool is not None and s.y.any():
-            logits = ((s.x - cand["mean"]) / cand["scale"]) @ cand["w"]
-            pos = {cid: i for i, cid in enumerate(s.pool.order)}
-            rows = s.pool.rows
-            order = sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
+            order = ordered(s, final_logits(s, m)[0])
             first = next(r for r, i in enumerate(order) if s.y[i] > 0)
             rank = first if first < 10 else None
         out.append((s, rank, bool(pi < vd["threshold"])))

@@ -91,6 +91,19 @@ VERDICT_FEATURES = (
     "n_terms",         # log(1 + distinct question terms)
     "top_session_share",  # share of the top 5 from the top hit's session
     "lex_hits",        # log(1 + lexical candidates)
+    "pair_best",       # the pair model's best logit over the head (0 without a pair stage)
+)  # fmt: skip
+
+# Features of the pair stage, for each of the head candidates of the first stage: the question
+# and the passage read together by funes' pair model (funes.models.pair), beside where the first
+# stage put the passage.
+PAIR_FEATURES = (
+    "stage1",          # the first stage's logit
+    "stage1_gap",      # the head's best first-stage logit − this one
+    "stage1_logrank",  # log(1 + rank) in the first stage
+    "pair",            # the pair model's logit
+    "pair_gap",        # the head's best pair logit − this one
+    "pair_logrank",    # log(1 + rank) by the pair model within the head
 )  # fmt: skip
 
 # Words that mark an explanation or a conclusion (the kind of passage a "why" question wants).
@@ -138,6 +151,7 @@ class Model:
     v_b: float
     threshold: float
     rerank_weight: float
+    pair: PairStage | None = None
 
     def score(self, x: np.ndarray) -> np.ndarray:
         """Candidate logits for a feature matrix (rows = candidates)."""
@@ -166,11 +180,72 @@ class Model:
         scale, v_scale = vec(d["scale"], n), vec(v["scale"], m)
         if (scale <= 0).any() or (v_scale <= 0).any():
             raise ValueError("a feature scale is not positive")
+        pair = None
+        if d.get("pair") is not None:
+            p, k = d["pair"], len(PAIR_FEATURES)
+            if tuple(p["features"]) != PAIR_FEATURES:
+                raise ValueError("its pair-stage feature list does not match this funes")
+            p_scale = vec(p["scale"], k)
+            if (p_scale <= 0).any() or int(p["head"]) < 1:
+                raise ValueError("its pair stage has a non-positive scale or head")
+            pair = PairStage(int(p["head"]), vec(p["mean"], k), p_scale, vec(p["w"], k),
+                             float(p["b"]))  # fmt: skip
         return cls(
             vec(d["mean"], n), scale, vec(d["w"], n), float(d["b"]),
             vec(v["mean"], m), v_scale, vec(v["w"], m), float(v["b"]),
-            float(v["threshold"]), float(d.get("rerank_weight", 1.0)),
+            float(v["threshold"]), float(d.get("rerank_weight", 1.0)), pair,
         )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PairStage:
+    """The second look: the first stage's ``head`` best candidates re-ordered by a logistic
+    model over the first stage's verdict and the pair model's (:data:`PAIR_FEATURES`)."""
+
+    head: int
+    mean: np.ndarray
+    scale: np.ndarray
+    w: np.ndarray
+    b: float
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        return ((x - self.mean) / self.scale) @ self.w + self.b
+
+
+def pair_features(stage1: np.ndarray, pair: np.ndarray) -> np.ndarray:
+    """:data:`PAIR_FEATURES` of head candidates given in first-stage order (best first)."""
+    n = len(stage1)
+    x = np.zeros((n, len(PAIR_FEATURES)), dtype=np.float64)
+    if not n:
+        return x
+    x[:, 0] = stage1
+    x[:, 1] = stage1.max() - stage1
+    x[:, 2] = np.log1p(np.arange(n))
+    x[:, 3] = pair
+    x[:, 4] = pair.max() - pair
+    ranks = np.empty(n)
+    ranks[np.argsort(-pair, kind="stable")] = np.arange(n)
+    x[:, 5] = np.log1p(ranks)
+    return x
+
+
+def with_pair(
+    stage1: np.ndarray, order: Sequence[int], stage: PairStage, pair: np.ndarray
+) -> np.ndarray:
+    """Final logits: the head (``order[:stage.head]``, whose pair logits are ``pair``) scored by
+    the pair stage, every other candidate kept in first-stage order below the head."""
+    head = np.asarray(order[: stage.head], dtype=np.int64)
+    out = stage1.astype(np.float64, copy=True)
+    if not len(head):
+        return out
+    s2 = stage.score(pair_features(stage1[head], pair.astype(np.float64)))
+    tail = np.ones(len(out), dtype=bool)
+    tail[head] = False
+    if tail.any():
+        # the tail keeps its order, just below the head
+        out[tail] += min(s2.min() - out[tail].max() - 1e-3, 0.0)
+    out[head] = s2
+    return out
 
 
 WEIGHTS_FILE = "ranker.json"
@@ -436,6 +511,7 @@ def verdict_features(
     ctx: Context,
     unseen_share: float,
     n_terms: int,
+    pair_best: float = 0.0,
 ) -> np.ndarray:
     """The query-level signals of :data:`VERDICT_FEATURES`, given the pool in final order."""
     top = [logits[i] for i in order[:2]]
@@ -449,4 +525,5 @@ def verdict_features(
     v[5] = math.log1p(n_terms)
     v[6] = head.count(head[0]) / len(head) if head else 0.0
     v[7] = math.log1p(len(ctx.lex_rank))
+    v[8] = pair_best
     return v

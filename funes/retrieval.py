@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from funes.store.memory import Memory
 
 RRF_K = 60
+SHIPPED: Any = object()  # Searcher's default pair model: the one in the package
 RERANK_POOL = 10  # candidates a cross-encoder re-orders (latency: see bench/README.md)
 RERANK_TOKENS = 256
 EMBED_AT_QUERY = 32  # pool rows still without a vector embedded at query time, best first
@@ -363,6 +364,7 @@ class Searcher:
         mode: str = "funes",
         recency: str = "gentle",
         weights: str | None = None,
+        pair: Any = SHIPPED,
     ) -> None:
         self.weights = weights  # a ranker weights file instead of the shipped one
         self._shapes: tuple[int, ranker_t.Sessions] | None = None
@@ -370,6 +372,9 @@ class Searcher:
         self.memory = memory
         self.embedder = embedder
         self.reranker = reranker
+        # funes' pair model (funes.models.pair) for weights with a pair stage: the shipped one,
+        # loaded on first use, unless another is given (None: the first stage alone)
+        self.pair = pair
         self.mode = mode
         self.recency = recency
 
@@ -460,6 +465,22 @@ class Searcher:
                 -float(pos[r["id"]]) if leg is None else -float(leg.get(r["id"], 10**6))
                 for r in rows
             ])  # fmt: skip
+        pair_scores: dict[str, float] = {}
+        pair_best = 0.0
+        if model.pair is not None and self.pair is not None and self.mode == "funes":
+            if self.pair is SHIPPED:
+                # lazy: onnxruntime and the pair model load on the first question
+                from funes.models.pair import load_pair_model
+
+                self.pair = load_pair_model()
+            # The pair model reads the question and each head passage together; the pair stage
+            # re-orders the head from both stages' verdicts.
+            first = sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
+            head = first[: model.pair.head]
+            p = self.pair.score(q.text, [rows[i]["text"] or "" for i in head])
+            pair_scores = {rows[i]["id"]: float(s) for i, s in zip(head, p, strict=True)}
+            pair_best = float(p.max()) if len(p) else 0.0
+            logits = ranker.with_pair(logits, first, model.pair, p)
         rerank: dict[str, float] = {}
         if self.reranker is not None and self.mode == "funes":
             # A cross-encoder costs ~25-70 ms a pair here: it re-orders only the head of the
@@ -472,7 +493,9 @@ class Searcher:
                 rerank[rows[i]["id"]] = float(s)
                 logits[i] += model.rerank_weight * math.log(p / (1 - p))
         ranked = sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
-        v = ranker.verdict_features(logits, rows, ranked, ctx, pool.unseen_share, pool.n_terms)
+        v = ranker.verdict_features(
+            logits, rows, ranked, ctx, pool.unseen_share, pool.n_terms, pair_best
+        )
         p_answer = model.answerable(v) if self.mode == "funes" else None
 
         scored: list[tuple[float, float, float, dict[str, Any]]] = []
@@ -508,6 +531,7 @@ class Searcher:
                 "lexical_rank": ctx.lex_rank.get(r["id"]),
                 "vector_rank": ctx.vec_rank.get(r["id"]),
                 "rerank": rerank.get(r["id"]),
+                "pair": None if r["id"] not in pair_scores else round(pair_scores[r["id"]], 6),
                 "relevance": round(rel, 6),
                 "recency": round(w, 6),
             }
