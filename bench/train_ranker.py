@@ -44,10 +44,12 @@ if str(ROOT) not in sys.path:
 
 from bench.labelled import folds as labelled_folds  # noqa: E402
 from bench.quality import EVAL, NOW, WORK, answers, summarize  # noqa: E402
+from funes.ranker import VERDICT_CLIP  # noqa: E402
 
 LABELLED = ROOT / "bench" / "labelled"
 WEIGHTS = ROOT / "funes" / "data" / "ranker.json"
 L2 = 1.0
+VERDICT_L2 = 1.0  # the verdict model's penalty (each question weighing 1)
 PAIR_HEAD = 30  # first-stage candidates the pair model reads (0: no pair stage)
 MAX_FLAGGED_ANSWERABLE = 0.10
 
@@ -399,14 +401,14 @@ def fit(ss: Sequence[Sample], l2: float = L2, inner: int = 5) -> dict[str, Any]:
             continue
         v[test] = verdict_rows([ss[i] for i in test], models(train, l2))[0]
     vmean, vscale = standardise(v)
-    z = (v - vmean) / vscale
-    vcoef, vb = _fit_verdict(z, vy, l2)
+    z = np.clip((v - vmean) / vscale, -VERDICT_CLIP, VERDICT_CLIP)  # as recall reads them
+    vcoef, vb = _fit_verdict(z, vy, VERDICT_L2)
     p_oof = np.zeros(len(ss))
     for f in range(inner):
         test = np.array([g == f for g in fs])
         if not test.any() or test.all():
             continue
-        cf, bf = _fit_verdict(z[~test], vy[~test], l2)
+        cf, bf = _fit_verdict(z[~test], vy[~test], VERDICT_L2)
         p_oof[test] = 1 / (1 + np.exp(-np.clip(z[test] @ cf + bf, -50, 50)))
     threshold = choose_threshold(p_oof[vy == 1])
     return {
@@ -514,7 +516,8 @@ def outcomes_with(
     m = {"cand": cand, "pair": doc.get("pair")}
     vd = doc["verdict"]
     v, _ = verdict_rows(test, m)
-    z = ((v - np.asarray(vd["mean"])) / np.asarray(vd["scale"])) @ np.asarray(vd["w"])
+    z = np.clip((v - np.asarray(vd["mean"])) / np.asarray(vd["scale"]), -VERDICT_CLIP, VERDICT_CLIP)
+    z = z @ np.asarray(vd["w"])
     p = 1 / (1 + np.exp(-np.clip(z + vd["b"], -50, 50)))
     out: list[tuple[Sample, int | None, bool]] = []
     for s, pi in zip(test, p, strict=True):

@@ -37,6 +37,7 @@ import numpy as np
 from funes.errors import FunesError
 
 WEIGHTS_VERSION = 1
+VERDICT_CLIP = 3.0
 
 # Candidate features, in the order of the weight vector. Names are part of the weights file:
 # a file listing other names is refused rather than misread.
@@ -159,7 +160,11 @@ class Model:
 
     def answerable(self, v: np.ndarray) -> float:
         """Probability that the memory holds the answer, from the verdict signals."""
-        z = float(((v - self.v_mean) / self.v_scale) @ self.v_w + self.v_b)
+        # Signals are clipped to ±VERDICT_CLIP standard deviations of the training questions: a
+        # memory unlike any trained on (a handful of sessions, say) must not extrapolate one
+        # signal into certainty.
+        zv = np.clip((v - self.v_mean) / self.v_scale, -VERDICT_CLIP, VERDICT_CLIP)
+        z = float(zv @ self.v_w + self.v_b)
         return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
     @classmethod
