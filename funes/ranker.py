@@ -304,7 +304,10 @@ class Context:
 
 # Record kinds in a session's shape: user prompt, assistant text, thinking, tool call, tool
 # output, anything else.
-_KIND = {("user", "text"): "u", ("assistant", "text"): "a"}
+_KIND: dict[tuple[str | None, str | None], str] = {
+    ("user", "text"): "u",
+    ("assistant", "text"): "a",
+}
 _BLOCK_KIND = {"thinking": "t", "tool_use": "c", "tool_result": "r"}
 
 
