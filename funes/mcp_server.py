@@ -1,4 +1,5 @@
-"""The MCP server: `recall`, `sessions`, `scan`, `get` and `status` over the user's memories.
+"""The MCP server: `recall`, `sessions`, `scan`, `sketch`, `get` and `status` over the user's
+memories.
 
 Each tool returns the same text the CLI prints in its agent format, so an agent reads one
 format whether it shells out or calls a tool. A tool never fails the protocol for a user error:
@@ -48,7 +49,8 @@ closely matched: use the hits as leads, and say you found no record rather than 
 Each hit carries a `→ get <session_id> <turn_uuid> --memory <label>` line: call `get` with those \
 ids (and that memory) to read the turns around it. To find a session rather than a passage \
 (the last session in a repo, what was asked last week) call `sessions`; to find every place a \
-known string (an error, a file name, a hash) occurs in one session call `scan`; to read a \
+known string (an error, a file name, a hash) occurs in one session call `scan`; to learn what \
+a long session was about without a question call `sketch`; to read a \
 session from its start or page through it call `get` with `from_seq`/`to_seq`. A line \
 starting `→ ` at the end of an answer names the call that continues it. Every tool takes \
 `memory` to read a memory other than the default; `status` says what a memory holds and helps \
@@ -78,6 +80,14 @@ passage — "what did we do in this repo last week", "the session where I asked 
 the words are unknown — then read it with `get` (session_id, from_seq=0) or search it with \
 `scan`. Filters: repo (owner/name), harness, since, until; pages of `limit` (≤ 200) from \
 `offset`, the last line naming the next offset."""
+
+SKETCH_DESCRIPTION = """\
+A digest of one past session that needs no question: its opening ask, its last word and the \
+passages that differ most from those (chosen from the stored vectors; repeats share one \
+place), in session order, each cut to its share of `max_chars`. Use it to learn what a long \
+session was about before reading it with `get` or searching it with `recall`/`scan` — e.g. \
+for a session `sessions` listed. `units` passages (≤ 40), `max_chars` in all (≤ 40,000), \
+optionally a seq range. A session whose passages have no vectors yet says so."""
 
 SCAN_DESCRIPTION = """\
 Find every occurrence of a literal string (never a regular expression) in one session: its \
@@ -285,6 +295,28 @@ def scan(
     return mem.note + scan_text(res, bool(ignore_case), mem.label)
 
 
+def sketch(
+    memories: Memories,
+    session_id: str,
+    units: int = 8,
+    max_chars: int = 8000,
+    from_seq: int | None = None,
+    to_seq: int | None = None,
+    memory: str | None = None,
+) -> str:
+    # lazy: funes.validate, funes.render.sessions and the store stay off fast commands' start-up
+    from funes import validate
+    from funes.render.sessions import sketch_text
+    from funes.store.sketch import sketch as sketch_session
+
+    sid = validate.text("session_id", session_id, style="mcp").strip()
+    n = validate.number("units", units, style="mcp")
+    chars = validate.number("max_chars", max_chars, style="mcp")
+    lo, hi = validate.seq_range(from_seq, to_seq, style="mcp")
+    mem = memories.open(memory)
+    return sketch_text(sketch_session(mem, sid, n, chars, lo, hi), mem.note)
+
+
 def status(memories: Memories, memory: str | None = None) -> str:
     # lazy: funes.ingest.pending, funes.models, funes.models.reranker, funes.render.status and numpy stay off fast commands' start-up
     from funes.ingest.pending import pending_sources
@@ -425,6 +457,22 @@ def build_server(default_memory: str | None = None) -> "MCPServer":
         with _LOADING:
             return answer(
                 "sessions", sessions, memories, repo, harness, since, until, limit, offset, memory
+            )
+
+    @server.tool(name="sketch", description=SKETCH_DESCRIPTION, structured_output=False)
+    def sketch_tool(
+        session_id: Annotated[str, Field(description="the session, as `sessions` or a hit names")],
+        units: Annotated[int, Field(description="passages to show, 1–40 (default 8)")] = 8,
+        max_chars: Annotated[
+            int, Field(description="characters in all, 1,000–40,000 (default 8,000)")
+        ] = 8000,
+        from_seq: Seq_ = None,
+        to_seq: Seq_ = None,
+        memory: Memory_ = "",
+    ) -> Any:
+        with _LOADING:
+            return answer(
+                "sketch", sketch, memories, session_id, units, max_chars, from_seq, to_seq, memory
             )
 
     @server.tool(name="scan", description=SCAN_DESCRIPTION, structured_output=False)

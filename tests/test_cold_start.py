@@ -42,6 +42,7 @@ def loaded(*argv: str | Path) -> set[str]:
         ["get", SESSION, "--from", "2", "--to", "9"],
         ["sessions"],
         ["scan", "count=0", SESSION],
+        ["sketch", SESSION],
         ["doctor"],
         ["--help"],
         ["recall", "--help"],
@@ -50,7 +51,7 @@ def loaded(*argv: str | Path) -> set[str]:
 def test_reading_commands_never_import_the_models_or_the_lancedb_client(
     argv: list[str], samples_memory: Path
 ) -> None:
-    reads = ("status", "get", "sessions", "scan")
+    reads = ("status", "get", "sessions", "scan", "sketch")
     extra = ["--memory", str(samples_memory)] if argv[0] in reads else []
     assert loaded(*argv, *extra) == set()
 

@@ -63,7 +63,7 @@ def test_lists_tools_recalls_and_gets_the_hit_and_serves_the_second_recall_warm(
             assert client.server_info is not None and client.server_info.name == "funes"
             assert "recall" in (client.instructions or "")
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"recall", "get", "status", "sessions", "scan"}
+            assert set(tools) == {"recall", "get", "status", "sessions", "scan", "sketch"}
             assert tools["recall"].input_schema["required"] == ["query"]
             assert tools["recall"].input_schema["properties"]["k"]["default"] == 8
             assert tools["get"].input_schema["required"] == ["session_id"]
@@ -319,7 +319,14 @@ def test_sessions_scan_and_ranged_get_answer_as_the_cli_and_errors_are_marked(
             cli = run_cmd("funes", "get", SESSION, "--from", "9", "--to", "10", "--memory", memory)
             assert text == cli.stdout.decode()
 
+            text, is_error = await call(client, "sketch", session_id=SESSION, units=3)
+            cli = run_cmd("funes", "sketch", SESSION, "--units", "3", "--memory", memory)
+            assert not is_error and text == cli.stdout.decode()
+            assert text.startswith(f"sketch of session {SESSION}: 3 passages of ")
+            assert "seq0 turn=c-1 text (opening ask)" in text
+
             for tool, args, error in [
+                ("sketch", {"session_id": SESSION, "units": 41}, "sketch error: 'units' must be"),
                 ("scan", {"needle": "", "session_id": SESSION}, "scan error: 'needle' is empty"),
                 ("scan", {"needle": "x", "session_id": "nope"}, "scan error: session nope not found"),
                 ("sessions", {"limit": 0}, "sessions error: 'limit' must be a whole number from 1"),

@@ -24,6 +24,7 @@ SUMMARIES = {
     "recall": "search the memory: ranked passages with provenance",
     "get": "show a turn and the turns around it, or a range of a session's turns",
     "sessions": "list the sessions in the memory, newest first, with their opening prompts",
+    "sketch": "a digest of one session: its opening ask, last word and what differs most",
     "scan": "find a literal string in one session, every occurrence with context",
     "ask": "ask claude or codex a question, answered from your memory",
     "status": "what the memory holds",

@@ -14,6 +14,7 @@ from funes.hub.untrusted import FENCE_CLOSE, FENCE_OPEN, defuse, flag_line, inst
 from funes.render.formats import escape_passage, get_agent, one_line
 from funes.render.turns import group_turns
 from funes.store.sessions import ScanResult, SessionPage, TurnRange
+from funes.store.sketch import Sketch
 
 PROMPT_SHOWN = 200  # characters of an opening prompt in the text listing
 
@@ -153,3 +154,51 @@ def range_agent(tr: TurnRange, note: str = "", memory_arg: str | None = None) ->
             f"{_memory_arg(memory_arg)}\n"
         )
     return out
+
+
+# ---------------------------------------------------------------------------- sketch
+
+
+def sketch_text(sk: Sketch, note: str = "") -> str:
+    """A header naming the session and what the digest chose from, then each unit as a turn
+    header (with the seqs of near-duplicates sharing its place) and its passage cut to the
+    unit's share of the characters; a clear line when the session has no vectors yet."""
+    sid = one_line(sk.session_id)
+    span = _span(sk.seq_from, sk.seq_to)
+    if not sk.units:
+        if sk.without_vectors:
+            return note + (
+                f"session {sid}{span} has no vectors yet ({_passages(sk.without_vectors)} "
+                "waiting for one), so it cannot be sketched — `funes index --backfill` embeds "
+                "them; "
+                f"meanwhile `funes get {_q(sk.session_id)} --from 0` reads it\n"
+            )
+        return note + f"session {sid} has no turns{span}\n"
+    out = [note]
+    n = len(sk.units)
+    out.append(
+        f"sketch of session {sid}{span}: {n} passage{'s' if n != 1 else ''} of {sk.passages}"
+        + (f" ({sk.without_vectors} without vectors left out)" if sk.without_vectors else "")
+        + "\n---\n"
+    )
+    for u in sk.units:
+        r = u.row
+        extra = f" ({u.why})" if u.why else ""
+        if u.alike:
+            shown = ", ".join(str(s) for s in u.alike[:8]) + (", …" if len(u.alike) > 8 else "")
+            extra += f" (+{len(u.alike)} alike: seq {shown})"
+        out.append(
+            f"[{one_line(r['ts'])}] {one_line(r['role'])} seq{r['seq']} "
+            f"turn={one_line(r['turn_uuid'])} {one_line(r['block_type'])}{extra}\n"
+        )
+        text = r["text"] or ""
+        if len(text) > sk.unit_chars:
+            text = text[: sk.unit_chars - 1] + "…"
+        body = escape_passage(text) + "\n"
+        out.append(body if sk.trusted else fenced(body, sk.memory))
+        out.append("---\n")
+    return "".join(out)
+
+
+def _passages(n: int) -> str:
+    return f"{n} passage{'s' if n != 1 else ''}"
