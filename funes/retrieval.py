@@ -51,6 +51,7 @@ STRONG_COSINE = 0.43
 STRONG_COVERAGE = 0.6
 MAX_QUERY_CHARS = 4096  # a question, or an error message pasted whole; not a document
 NEIGHBOR_CHARS = 160  # of the neighbour's text, whitespace runs folded so it stays one line
+NEIGHBOR_LINES = 3  # neighbour lines on each side of a hit, per seq of window
 
 
 @dataclass
@@ -634,7 +635,21 @@ class Searcher:
         rows = self.memory.rows(cond, cols).to_pylist()
         rows.sort(key=lambda r: (r["seq"] or 0, r["block_idx"] or 0, r["split_idx"] or 0))
         redaction.mask_for_serving(self.memory, rows, whole_blocks=True)
+        # one line per neighbouring block (its first split chunk), at most NEIGHBOR_LINES on
+        # each side of the hit, nearest first: a turn of many tool calls or long outputs must
+        # not bury the hit under its neighbours
+        rows = [r for r in rows if not r["split_idx"]]
         for h in hits:
+            sid, seq = h.row["session_id"], h.row["seq"]
+            near = [
+                r
+                for r in rows
+                if r["session_id"] == sid
+                and abs(r["seq"] - seq) <= window
+                and r["turn_uuid"] != h.row["turn_uuid"]
+            ]
+            before = [r for r in near if r["seq"] <= seq][-NEIGHBOR_LINES * window :]
+            after = [r for r in near if r["seq"] > seq][: NEIGHBOR_LINES * window]
             h.neighbors = [
                 {
                     "seq": r["seq"],
@@ -642,10 +657,7 @@ class Searcher:
                     "block_type": r["block_type"],
                     "text": " ".join(r["text"][: 8 * NEIGHBOR_CHARS].split())[:NEIGHBOR_CHARS],
                 }
-                for r in rows
-                if r["session_id"] == h.row["session_id"]
-                and abs(r["seq"] - h.row["seq"]) <= window
-                and r["turn_uuid"] != h.row["turn_uuid"]
+                for r in before + after
             ]
 
 

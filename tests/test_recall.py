@@ -259,3 +259,32 @@ def test_a_damaged_memory_is_one_line_not_a_traceback(sample_memory: Path, tmp_p
     err = r.stderr.decode()
     assert r.returncode == 1 and "Traceback" not in err and err.count("\n") == 1
     assert err.startswith("funes: ") and "damaged or missing" in err
+
+
+def test_a_hit_carries_a_few_neighbour_lines_not_a_whole_busy_turn(tmp_path: Path) -> None:
+    root = tmp_path / ".claude" / "projects" / "-home-ana-app"
+    ts = "2026-10-20T10:00:00.000Z"
+    calls = [
+        {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": f"ls dir{i}"}}
+        for i in range(12)
+    ]
+    recs = [
+        claude("u1", ts, "why does the importer drop rows with a trailing tab?", "user"),
+        claude("a1", ts, "The importer drops rows with a trailing tab because the CSV "
+               "dialect strips the last empty field; keeping empty fields fixed it."),  # fmt: skip
+        {**claude("a2", ts, ""), "message": {"role": "assistant", "content": calls}},
+        {**claude("r1", ts, "", "user"), "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t0", "content": "row " * 12000}]}},
+    ]  # fmt: skip
+    for i, r in enumerate(recs):
+        r["parentUuid"] = recs[i - 1]["uuid"] if i else None
+        r["sessionId"] = "busy"
+    write_jsonl(root / "busy.jsonl", recs)
+    mem = tmp_path / "memory"
+    assert run_cmd("funes", "index", root, "--yes", "--memory", mem).returncode == 0
+    hits = jsonl(run_cmd("funes-query", "importer drops rows with a trailing tab", "--memory",
+                         mem, "-k", "1", "--neighbors", "2").stdout)  # fmt: skip
+    assert "trailing tab" in hits[0]["text"]
+    after = [n for n in hits[0]["neighbors"] if n["seq"] > hits[0]["seq"]]
+    assert 1 <= len(after) <= 6  # 12 tool calls and a 48 KB output split in chunks follow
+    assert all(len(n["text"]) <= 160 for n in hits[0]["neighbors"])
