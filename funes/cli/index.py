@@ -61,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="store and index text only; leave vectors to a later `funes index --backfill`",
     )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="validate the PATHs and count the turns and chunk ids they would give; write nothing",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     return p
@@ -100,6 +105,8 @@ def _main(args: argparse.Namespace) -> int:
     harness = validate.harness(args.harness) if args.harness and not args.paths else args.harness
     if args.backfill and args.paths:
         raise UsageError("--backfill takes no path: it embeds what the memory already holds")
+    if args.check:
+        return _check(args)
     progress = IndexProgress()
     if args.backfill:
         report = backfill(args.memory, progress=progress, open_with=open_writable)
@@ -126,6 +133,23 @@ def _main(args: argparse.Namespace) -> int:
     elif not args.quiet:
         print(report.summary())
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    """`--check`: exit 1 when any file is refused; nothing is written."""
+    # lazy: chunking and the secrets scanner stay off fast commands' start-up
+    from funes.ingest.check import check
+
+    if not args.paths:
+        raise UsageError("--check needs a PATH: a file or directory of transcripts to validate")
+    report = check(args.paths, args.harness)
+    for line in report.refused:
+        print(f"funes: refused: {line}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(report.as_dict()))
+    elif not args.quiet:
+        print(report.summary())
+    return 1 if report.refused else 0
 
 
 def _announce(ds: TraceDataset) -> None:
