@@ -172,18 +172,30 @@ class Memories:
 _LOADING = threading.RLock()
 
 
-def warm(memories: Memories) -> None:
+def warm(memories: Memories, say: bool = False) -> None:
     """Load what a first recall needs (models, the default memory, its lexical segments and
     the ONNX sessions' first run). Best-effort: a missing memory or model is for the first
-    real call to report."""
+    real call to report. ``say``: one line on stderr once the models are loaded."""
     # lazy: funes.models and funes.retrieval stay off fast commands' start-up
+    import sys
+    import time
+
     from funes.models import load_embedder, load_reranker
     from funes.retrieval import Query
 
+    t0 = time.monotonic()
     try:
         with _LOADING:
-            load_embedder()
-            load_reranker()
+            embedder = load_embedder()
+            reranker = load_reranker()
+            if say:
+                names = embedder.name + (f" and {reranker.name}" if reranker else "")
+                print(
+                    f"funes mcp: models loaded once for every client ({names}, "
+                    f"{time.monotonic() - t0:.1f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
             memories.search(None, Query("warm up", k=1, neighbors=0))
     except Exception as e:  # the first real call reports it properly
         log.debug("warm-up stopped: %s", e)
@@ -358,8 +370,10 @@ def error_result(text: str) -> Any:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
-def build_server(default_memory: str | None = None) -> "MCPServer":
-    """The MCP server object, tools registered; nothing heavy is loaded until a tool runs."""
+def build_server(default_memory: str | None = None, warm_now: bool = False) -> "MCPServer":
+    """The MCP server object, tools registered; nothing heavy is loaded until a tool runs, or
+    the first handshake is answered — or at once with ``warm_now`` (the HTTP server, which
+    every agent of the machine shares, loads the models before its first client comes)."""
     # lazy: mcp and pydantic stay off fast commands' start-up
     from mcp.server.mcpserver import MCPServer
     from pydantic import Field
@@ -384,6 +398,9 @@ def build_server(default_memory: str | None = None) -> "MCPServer":
         return result
 
     server.middleware.append(warm_after_initialize)
+    if warm_now:
+        warming.set()
+        threading.Thread(target=warm, args=(memories, True), name="funes-warm", daemon=True).start()
     # Optional strings default to "" (blank = absent): a plain string schema suits every client.
     Memory_ = Annotated[str, Field(description=MEMORY_HELP)]
 
@@ -502,3 +519,56 @@ def build_server(default_memory: str | None = None) -> "MCPServer":
 def serve(default_memory: str | None = None) -> None:
     """Serve on stdin/stdout until the client closes stdin. Logs go to stderr only."""
     build_server(default_memory).run("stdio")
+
+
+DEFAULT_PORT = 8765
+MCP_PATH = "/mcp"
+LOOPBACK = "127.0.0.1"
+
+
+def http_url(port: int = DEFAULT_PORT) -> str:
+    """Where `funes mcp --http` answers (what `funes add --mcp-http` registers)."""
+    return f"http://{LOOPBACK}:{port}{MCP_PATH}"
+
+
+def http_security(port: int) -> Any:
+    """Host and Origin allowlists against DNS rebinding: a page on another site that makes
+    the browser resolve its own name to 127.0.0.1 sends its own Host (and Origin), and is
+    refused; only loopback names on this port pass."""
+    # lazy: the mcp SDK stays off fast commands' start-up
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f"http://{h}" for h in hosts],
+    )
+
+
+def serve_http(default_memory: str | None = None, port: int = DEFAULT_PORT) -> None:
+    """Serve the streamable HTTP transport on 127.0.0.1:``port`` (loopback only, stateless,
+    plain JSON replies) until interrupted: one server per machine, the models loaded once for
+    every agent that connects."""
+    import socket
+    import sys
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((LOOPBACK, port))
+        except OSError as e:
+            raise FunesError(
+                f"cannot listen on {LOOPBACK}:{port}: {e.strerror} — is `funes mcp --http` "
+                "already running there (`funes doctor` checks)? Or pick another --port"
+            ) from None
+    server = build_server(default_memory, warm_now=True)
+    print(f"funes mcp: serving {http_url(port)} (loopback only)", file=sys.stderr, flush=True)
+    server.run(
+        "streamable-http",
+        host=LOOPBACK,
+        port=port,
+        streamable_http_path=MCP_PATH,
+        json_response=True,
+        stateless_http=True,
+        transport_security=http_security(port),
+    )

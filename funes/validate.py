@@ -39,10 +39,11 @@ LIMITS: dict[str, tuple[int, int]] = {
     "context": (0, 2000),
     "units": (1, 40),
     "max_chars": (1000, 40_000),
+    "port": (1024, 65535),
 }
 INTEGERS = frozenset(
     ("k", "candidates", "neighbors", "window", "limit", "batch", "offset", "seq_from", "seq_to",
-     "context", "units", "max_chars")
+     "context", "units", "max_chars", "port")
 )  # fmt: skip
 CLI_NAMES = {
     "k": "-k",

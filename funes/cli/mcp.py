@@ -1,4 +1,5 @@
-"""`funes mcp [--memory M]`: the MCP server on stdio (recall, get, status for agents)."""
+"""`funes mcp [--memory M] [--http [--port N]]`: the MCP server for agents — on stdio (an agent
+starts it), or one streamable HTTP server on loopback shared by every agent of the machine."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import os
 import sys
 
+from funes import validate
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.errors import UsageError
@@ -14,8 +16,13 @@ from funes.errors import UsageError
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="funes mcp",
-        description="Serve the `recall`, `get` and `status` tools over MCP on stdin/stdout, for "
-        "an agent to start (see docs/mcp.md). Logs go to stderr.",
+        description="Serve the recall, sessions, scan, sketch, get and status tools over MCP: "
+        "on stdin/stdout for an agent to start, or with --http on 127.0.0.1 for every agent "
+        "of the machine, the models loaded once (see docs/mcp.md). Logs go to stderr.",
+        epilog="examples:\n  funes mcp                    # an agent starts it (stdio)\n"
+        "  funes mcp --http --port 8765 # one server for the machine: "
+        "http://127.0.0.1:8765/mcp\n  funes add claude --mcp-http  # register that URL",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "positional_memory",
@@ -28,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="M",
         help="the memory tools read when a call names none (default: your local memory)",
     )
+    p.add_argument(
+        "--http",
+        action="store_true",
+        help="serve streamable HTTP on 127.0.0.1 (stateless, Host/Origin checked) until stopped",
+    )
+    p.add_argument("--port", metavar="N", help="the --http port (default 8765)")
     return p
 
 
@@ -42,8 +55,17 @@ def _main(args: argparse.Namespace) -> int:
 
     if args.positional_memory and args.memory and args.positional_memory != args.memory:
         raise UsageError("give the memory once: `funes mcp --memory M` (or `funes mcp M`)")
-    serve(args.memory or args.positional_memory)
-    # The client closed stdin: leave without interpreter shutdown. A warm-up or search thread
+    if args.port is not None and not args.http:
+        raise UsageError("--port goes with --http (the stdio server has no port)")
+    if args.http:
+        # lazy: funes.mcp_server stays off fast commands' start-up
+        from funes.mcp_server import DEFAULT_PORT, serve_http
+
+        port = DEFAULT_PORT if args.port is None else validate.number("port", args.port)
+        serve_http(args.memory or args.positional_memory, port)
+    else:
+        serve(args.memory or args.positional_memory)
+    # The client closed stdin (or --http was stopped): leave without interpreter shutdown. A warm-up or search thread
     # may still be inside onnxruntime or lance, whose native threads abort the process
     # ("terminate called without an active exception", exit 134) when torn down under them.
     sys.stdout.flush()
