@@ -384,6 +384,25 @@ KINDS = (
     Kind("telegram-bot-token", _telegram, ("TELEGRAM_BOT_TOKEN", "TG_TOKEN")),
     Kind("http-basic-auth", _basic, ("AUTH_HEADER",)),
     Kind("cli-password", lambda r: _password(r, r.choice([10, 14, 20])), ("DB_PASSWORD",)),
+    Kind("netrc-password", lambda r: _password(r, r.choice([12, 18])), ("NETRC",)),
+    Kind("pgpass-password", lambda r: _password(r, r.choice([12, 18])), ("PGPASS_LINE",)),
+    Kind("okta-api-token", lambda r: "00" + _s(r, B64URL, 40), ("OKTA_API_TOKEN",)),
+    Kind(
+        "discord-webhook-url",
+        lambda r: (
+            f"https://{r.choice(['discord.com', 'discordapp.com'])}/api/webhooks/"
+            + _s(r, "0123456789", 19)
+            + "/"
+            + _s(r, B64URL, 68)
+        ),
+        ("DISCORD_WEBHOOK_URL",),
+    ),
+    Kind(
+        "crypto-private-key",
+        lambda r: json.dumps(list(r.randbytes(64))),
+        ("SOLANA_PRIVATE_KEY", "WALLET_SECRET_KEY", "signer_keypair_seed"),
+        named_only=True,
+    ),
     Kind(
         "labelled-value",
         lambda r: _s(r, r.choice([ALNUM, B64URL]), r.choice([24, 32, 40])),
@@ -431,6 +450,17 @@ def _embed_url(kind: Kind, value: str, rng: random.Random) -> str | None:
         return f"Authorization: Bearer {value}"
     if kind.detector == "http-basic-auth":
         return f"Authorization: Basic {value}"
+    if kind.detector == "okta-api-token":
+        return f"Authorization: SSWS {value}"
+    if kind.detector == "netrc-password":
+        return rng.choice(
+            [
+                f"machine api.example.com login deploy password {value}",
+                f"machine git.example.org\n  login ci\n  password {value}",
+            ]
+        )
+    if kind.detector == "pgpass-password":
+        return f"db.internal:5432:app_prod:deploy:{value}"
     if kind.detector == "cli-password":
         return rng.choice(
             [
@@ -443,7 +473,8 @@ def _embed_url(kind: Kind, value: str, rng: random.Random) -> str | None:
     return None
 
 
-HEADERS = ("bearer-token", "http-basic-auth")
+HEADERS = ("bearer-token", "http-basic-auth", "okta-api-token")
+LINES = ("cli-password", "netrc-password", "pgpass-password")  # a command or a config line
 # Secrets only by what is written around them: a labelled value, a mnemonic's label.
 PROSE = {
     "labelled-value": ("API key `{v}`", "**Secret Key**: `{v}`", "the provided token (`{v}`)"),
@@ -461,7 +492,7 @@ def _contexts(kind: Kind, value: str, rng: random.Random) -> list[tuple[str, str
         assign = f'{name.upper().replace(" ", "_")}="{value}"'
         if kind.detector == "labelled-value":
             assign = inline
-    elif kind.detector in (*HEADERS, "private-key", "cli-password"):
+    elif kind.detector in (*HEADERS, "private-key", *LINES):
         inline, assign = carried, f'{name}="{carried}"'  # a header, a command, many lines
     elif kind.named_only or kind.detector in ("aws-secret-access-key", "secret-assignment"):
         # only secrets by their name: always give them one
@@ -514,7 +545,7 @@ def _json_config(kind: Kind, name: str, carried: str) -> str:
     if kind.detector in HEADERS:
         key, val = carried.split(": ", 1)
         return json.dumps({"headers": {key: val}}, indent=2)
-    if kind.detector in PROSE or kind.detector == "cli-password":
+    if kind.detector in PROSE or kind.detector in LINES:
         return json.dumps({"notes": carried, "LOG_LEVEL": "debug"}, indent=2)
     return json.dumps({"env": {name: carried, "LOG_LEVEL": "debug"}}, indent=2)
 
@@ -522,11 +553,16 @@ def _json_config(kind: Kind, name: str, carried: str) -> str:
 def _curl(kind: Kind, carried: str, rng: random.Random) -> str:
     if kind.detector in HEADERS:
         return f'curl -s -H "{carried}" https://api.example.com/v1/me | jq .'
-    if kind.detector == "cli-password":
+    if kind.detector in LINES:
         return f"$ {carried}\nLogin Succeeded"
     if kind.detector in PROSE:
         return f"curl -s https://notes.example.com -d '{json.dumps({'text': carried})}'"
-    if kind.detector in ("url-credentials", "url-secret-param", "slack-webhook-url"):
+    if kind.detector in (
+        "url-credentials",
+        "url-secret-param",
+        "slack-webhook-url",
+        "discord-webhook-url",
+    ):
         return f"curl -fsS '{carried}' -d '{{\"text\":\"deploy finished\"}}'"
     if kind.detector == "aws-secret-access-key":
         return f"aws configure set aws_secret_access_key {carried} --profile prod"

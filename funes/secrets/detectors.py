@@ -75,15 +75,6 @@ _PLACEHOLDER_WORDS = (
     "xxx",
     "***",
     "...",
-    "<",
-    ">",
-    "${",
-    "$(",
-    "{",
-    "}",
-    "#",
-    "%s",
-    "%(",
     "redacted",
     "password",
     "passwd",
@@ -103,16 +94,22 @@ _PLACEHOLDER_WORDS = (
     "env.",
 )
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # OPENAI_API_KEY: a reference, not a value
+# Templates and references, not values: `<your-key>`, `${VAR}`, `{{ secret }}`, `#{var}`,
+# `{name}`, `%(name)s`. A lone `#`, `<` or `{` inside a value is a character of a password.
+_TEMPLATE = re.compile(r"<[A-Za-z_][\w .:-]*>|[$#]\{|\{\{|\{[A-Za-z_][\w.]*\}|%\(")
 
 
 def is_placeholder(value: str) -> bool:
     """Obvious stand-ins: ``xxx``, ``<your-key>``, ``${VAR}``, ``$VAR``, ``changeme``, ``***``."""
     v = value.lower()
-    if any(w in v for w in _PLACEHOLDER_WORDS):
+    # written in one case (`your-key`, `YOUR_KEY`, `YourKey`), not letters that happen to spell
+    # a word in a random mixed-case string (`…vYoUr…`)
+    if any(w in v and (w in value or w.upper() in value or w.capitalize() in value)
+           for w in _PLACEHOLDER_WORDS):  # fmt: skip
         return True
-    if value[:1] in ("$", "%", "@", "&") or value.startswith("[REDACTED"):
+    if value[:1] in ("$", "%", "@", "&", "<") or value.startswith("[REDACTED"):
         return True
-    if len(set(v)) <= 2:
+    if len(set(v)) <= 2 or _TEMPLATE.search(value):
         return True
     return bool(_ENV_NAME.fullmatch(value))
 
@@ -137,14 +134,36 @@ ENTROPY_THRESHOLD = 3.0
 MIN_VALUE_LEN = 10
 
 
-_FORMAT_SPEC = re.compile(r"%[-#0 +]*\d*(?:\.\d*)?[A-Za-z(]")
-_WORD_SEGMENT = re.compile(r"(?:^|(?<=[/._=-]))[a-z]{4,}(?=$|[/._=-])")
+# A printf conversion ends its token: `user_%s_key`, `%d`, `%-10s`; `Pz%a1Q` is a password.
+_FORMAT_SPEC = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[sdifxXrcegu](?![A-Za-z0-9])")
+_WORD_SEGMENT = re.compile(r"(?:^|(?<=[/._=:-]))[a-z]{4,}(?=$|[/._=:-])")
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+_CAMEL_TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_VOWEL = re.compile(r"[aeiouy]")
+
+
+def _camel_words(value: str) -> bool:
+    """Words run together in an identifier (`Uint8Array`, `TestTruncateTranscriptAt/u2`), not
+    random: most letters are in pronounceable words of three or more, few digits."""
+    letters = good = digits = 0
+    for tok in _CAMEL_TOKEN.findall(value):
+        if tok[0].isdigit():
+            digits += len(tok)
+            continue
+        letters += len(tok)
+        if len(tok) >= 3 and _VOWEL.search(tok.lower()) and (not tok.isupper() or len(tok) <= 4):
+            good += len(tok)
+    return letters > 0 and good >= 0.75 * letters and digits <= 0.35 * (letters + digits)
 
 
 def _wordy(value: str) -> bool:
     """Words joined by separators (`nyc-taxi/year=2019`, `s3_credentials`), not random."""
     words = _WORD_SEGMENT.findall(value)
-    return len(words) >= 2 or sum(map(len, words)) * 2 >= len(value)
+    if len(words) >= 2 or sum(map(len, words)) * 2 >= len(value) or _camel_words(value):
+        return True
+    # `agent:main:subagent:<uuid>`: words around an identifier
+    bare = _UUID.sub("", value)
+    return bare != value and (not bare.strip(":/_.-") or _wordy(bare))
 
 
 # Crypto addresses and public keys (Solana, 32 bytes in base58) are named `*_key` in API
@@ -170,9 +189,13 @@ def looks_secret(value: str, min_len: int = MIN_VALUE_LEN, digitless_ok: bool = 
         return False
     if _FORMAT_SPEC.search(value) or _wordy(value):
         return False
-    if _BASE58_PUBKEY.fullmatch(value):
+    if _BASE58_PUBKEY.fullmatch(value) or _VERSION_PIN.match(value):
         return False
     return entropy(value) >= ENTROPY_THRESHOLD
+
+
+# `v2.2.1@29824e69…`: an action or package pinned to a commit
+_VERSION_PIN = re.compile(r"v?\d+(?:\.\d+)*@[0-9a-f]{7,40}\b")
 
 
 def _unquote(value: str) -> str:
@@ -217,11 +240,13 @@ _PEM_LABEL = r"[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?"
 _ASSIGN_TAIL = (
     r"s?(?![a-z0-9_])"
     r"(?:\\?[\"'])?"  # the name's closing quote in JSON/YAML, maybe JSON-escaped
-    r"(?P<sep>[ \t]*(?::=|=>|=|:)[ \t]*)"
-    r"(?:\\\"(?P<v1>[^\"\\\s\[\]]{1,512})\\\""
-    r"|\"(?P<v2>[^\"\\\s\[\]]{1,512})\""
-    r"|'(?P<v3>[^'\\\s\[\]]{1,512})'"
-    r"|(?P<v4>[^\s\"'\\`,;(){}\[\]<>&|“”‘’]{1,512}))"
+    r"(?P<sep>[ \t]*(?::=|=>|=|:|%3d)[ \t]*)"
+    # a value ends at whitespace or its closing quote, not at punctuation: `#`, `(`, `;`, `&`…
+    # are characters of a password (`_trim_value` then drops what is code or the next field)
+    r"(?:\\\"(?P<v1>[^\"\\\s]{1,512})\\\""
+    r"|\"(?P<v2>[^\"\\\s]{1,512})\""
+    r"|'(?P<v3>[^'\\\s]{1,512})'"
+    r"|(?P<v4>[^\s\"'\\`“”‘’]{1,512}))"
 )
 # `postgres://postgres:postgres@db`, `github://org:repo@sha`: a plain word in the password
 # place is an example or a path syntax, not a credential.
@@ -242,6 +267,56 @@ _NAME_KEYWORDS = (
     "pass(?:w(?:or)?d|phrase)?",
     "pwd",
     "credential",
+)
+
+# A password or key named in plain prose, in the languages users write to agents in: the name,
+# at most three words ("the API key for staging"), a verb or colon ("is", "est", "ist", "es",
+# "é", "是", "は", "—", "는"…) or nothing, then the value up to whitespace or a character that
+# is not ASCII (`パスワードは … です`). Matched on the lowercased text; the value must look
+# generated (see `_prose_value`).
+_PROSE_NAMES: tuple[str, ...] = (
+    # English
+    "password", "passphrase", "passwd", "api key", "api-key", "api token", "access token",
+    "auth token", "access key", "secret key", "client secret", "private key", "token", "secret",
+    # French
+    "mot de passe", "clé api", "clé d'api", "clé de l'api", "clé secrète", "clé privée", "jeton",
+    # German
+    "passwort", "kennwort", "api-schlüssel", "api schlüssel", "schlüssel", "geheimnis",
+    # Spanish
+    "contraseña", "clave api", "clave de api", "clave de la api", "clave secreta",
+    "clave privada", "clave",
+    # Portuguese
+    "senha", "chave api", "chave de api", "chave da api", "chave secreta", "chave privada",
+    "segredo",
+    # Chinese
+    "密码", "口令", "密钥", "秘钥", "令牌", "私钥", "api密钥", "api 密钥", "api令牌",
+    # Japanese
+    "パスワード", "apiキー", "api キー", "トークン", "秘密鍵", "シークレット",
+    # Russian
+    "пароль", "ключ api", "api-ключ", "api ключ", "токен", "секретный ключ", "приватный ключ",
+    # Korean
+    "비밀번호", "암호", "패스워드", "api 키", "api키", "토큰", "개인 키", "개인키", "시크릿",
+)  # fmt: skip
+_PROSE_VERBS = (
+    r"\bis\b|\bwas\b|\best\b|\bétait\b|\bist\b|\blautet\b|\bwar\b|\bes\b|\bera\b|é"
+    r"|это|是|为|為|は|が|는|은|이|가|:|：|=|->|→|—|–"
+)
+_PROSE = re.compile(
+    "(?<![a-z0-9_])(?:"
+    + "|".join(map(re.escape, sorted(_PROSE_NAMES, key=len, reverse=True)))
+    + ")(?![a-z0-9_])"
+    r"(?:(?:[ \t]+[^\s\"'`\\{}\[\]<>=:]{1,24}){0,3}?[ \t]*(?P<verb>" + _PROSE_VERBS + r")[ \t]*"
+    r"|[ \t]+)[\"'`(]?"
+    # printable ASCII but quotes, backticks and backslashes (a JSON escape ends the value)
+    r"(?P<p>[!#-&(-\[\]-_a-~]{8,256})"
+)
+# The ASCII ones are looked for with `in` before the regex runs; the others only in text
+# that is not ASCII.
+_PROSE_ASCII_TRIGGERS = ("pass", "key", "toke", "secr", "clave", "senha", "chave", "jeton",
+                         "kennwort", "contrase", "segredo", "geheim")  # fmt: skip
+_PROSE_OTHER_TRIGGERS = tuple(dict.fromkeys(n for n in _PROSE_NAMES if not n.isascii()))
+_PROSE_RULE = Rule(
+    "labelled-value", _PROSE, _PROSE_ASCII_TRIGGERS, group="value", priority=45, lower=True
 )
 
 
@@ -395,8 +470,9 @@ RULES: tuple[Rule, ...] = (
         "cli-password",
         _rx(
             # `--password X`, `--db-password=X`: the literal first, so the engine skips to it
-            r"-pass(?:word|wd)?(?:[ \t]+|=)"
-            r"(?:\\?[\"'])?([^\s\"'\\]{4,256})"
+            # (`-pass X` only as a flag of its own: not `single-pass reconcile`)
+            r"-pass(?:word|wd|(?<![^\s-]-pass))(?:[ \t]+|=)"
+            r"(?:\\?[\"'])?([^\s\"'\\`]{4,256})"
         ),
         ("pass",),
         group=1,
@@ -408,7 +484,7 @@ RULES: tuple[Rule, ...] = (
         "secret-assignment",
         _rx(
             r"-(?:token|secret|(?:api|access|secret)-?key)[ \t]+(?:\\?[\"'])?"
-            r"([^\s\"'\\]{10,512})"
+            r"([^\s\"'\\`]{10,512})"
         ),
         ("toke", "secr", "key"),
         group=1,
@@ -457,6 +533,61 @@ RULES: tuple[Rule, ...] = (
         )
         for keyword in _NAME_KEYWORDS
     ),
+    _PROSE_RULE,
+    Rule(  # Okta API tokens: `Authorization: SSWS <token>`
+        "okta-api-token",
+        _rx(r"ssws[ \t]+([a-z0-9_-]{30,64})(?![a-z0-9_-])"),
+        ("ssws",),
+        group=1,
+        validate=lambda v: looks_secret(v, 30, digitless_ok=True),
+        priority=10,
+        lower=True,
+    ),
+    Rule(  # Discord webhooks: the id and token of the URL
+        "discord-webhook-url",
+        _rx(r"discord(?:app)?\.com/api/webhooks/(\d{17,20}/[a-z0-9_-]{60,80})(?![a-z0-9_-])"),
+        ("discord",),
+        group=1,
+        validate=lambda v: random_token()(v.rsplit("/", 1)[-1]),
+        priority=10,
+        lower=True,
+    ),
+    Rule(  # a wallet key written as its bytes (Solana's keypair files): `…key = [12, 201, …]`
+        "crypto-private-key",
+        _rx(
+            r"(?:key|secret|seed)[\w\"'\\]{0,30}[ \t]*(?::=|=|:)[ \t]*(?:\\?[\"'])?"
+            r"(\[[ \t]*\d{1,3}(?:[ \t]*,[ \t]*\d{1,3}){31,63}[ \t]*\])"
+        ),
+        ("key", "secr", "seed"),
+        group=1,
+        validate=lambda v: _byte_array(v),
+        priority=5,
+        lower=True,
+    ),
+    Rule(  # .netrc: `machine HOST login USER password PASSWORD`, on one line or several
+        "netrc-password",
+        _rx(
+            r"machine[ \t]+\S+(?:\s+(?:login|account)[ \t]+\S+)*\s+password[ \t]+"
+            r"([^\s\"'\\]{4,256})"
+        ),
+        ("machine",),
+        group=1,
+        validate=lambda v: _cli_password(v),
+        priority=20,
+        lower=True,
+    ),
+    Rule(  # .pgpass: `host:port:database:user:password`
+        "pgpass-password",
+        _rx(
+            r"(?<![\w.:/-])[a-z0-9_.*-]+:(?:\d{1,5}|\*):[^\s:\"'\\]+:[^\s:\"'\\]+:"
+            r"((?:[^\s\"'\\]|\\[:\\]){4,256})"
+        ),
+        ("pgpass", ":5432:", ":*:"),
+        group=1,
+        validate=lambda v: _pgpass_password(v),
+        priority=20,
+        lower=True,
+    ),
 )
 
 _PUBLIC_NAME = re.compile(r"(?i)public|publishable|pubkey")
@@ -471,14 +602,19 @@ _IDENTIFIER = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|
 
 def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | None:
     """The span and detector of the value a secret-ish name is given, or None."""
-    labelled = False
-    for g in ("v1", "v2", "v3", "v4", "l1", "l2", "l3", "l4", "l5"):
-        if m.group(g) is not None:
+    groups = m.re.groupindex
+    for g in ("v1", "v2", "v3", "v4", "l1", "l2", "l3", "l4", "l5", "p"):
+        if g in groups and m.group(g) is not None:
             start, end = m.span(g)
-            labelled = g[0] == "l"
             break
     else:  # pragma: no cover - the regex always sets one
         return None
+    kind = g[0]  # v: assigned, l: labelled (quoted after a label), p: plain prose
+    if kind in "vp" and g not in ("v1", "v2", "v3"):
+        trimmed = _trim_value(text, start, end)
+        if trimmed is None:
+            return None
+        start, end = trimmed
     i = m.start()
     while i > 0 and text[i - 1] in _NAME_CHARS:
         i -= 1
@@ -488,18 +624,67 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
     named = _named(text, max(text.rfind("\n", 0, i) + 1, i - 80), m.start() + 12, value)
     if named is not None:
         return start, end, named
-    if m.group("v4") is not None and _code(text, start, end, m.group("sep").strip()):
+    if g == "v4" and _code(text, start, end, m.group("sep").strip()):
         return None
-    if labelled:
-        ok = (
-            looks_secret(value, LABELLED_MIN_LEN)
-            and entropy(value) >= (3.0 if _HEX.fullmatch(value) else LABELLED_MIN_ENTROPY)
-            and not _DOTTED_NAME.fullmatch(value)
-            and not _IDENTIFIER.fullmatch(value)  # a UUID or a commit: prose names them
-        )
-    else:
-        ok = looks_secret(value)
-    return (start, end, "labelled-value" if labelled else "secret-assignment") if ok else None
+    if kind == "v":
+        # a long random mixed-case value needs no digit (`qrBpqDsoaQHuZcKMNAfRkuPN`)
+        ok = looks_secret(value, digitless_ok=len(value) >= 16)
+        return (start, end, "secret-assignment") if ok else None
+    if kind == "p" and (
+        not _prose_value(value, m.group("verb") is not None) or _code(text, start, end, "")
+    ):
+        return None
+    ok = (
+        looks_secret(value, LABELLED_MIN_LEN)
+        and entropy(value) >= (3.0 if _HEX.fullmatch(value) else LABELLED_MIN_ENTROPY)
+        and not _DOTTED_NAME.fullmatch(value)
+        and not _IDENTIFIER.fullmatch(value)  # a UUID or a commit: prose names them
+        and not _HASH_REF.match(value)  # `sha256[:8]=ea46ca9a`: a digest quoted to name a key
+    )
+    return (start, end, "labelled-value") if ok else None
+
+
+_OPENERS = {")": "(", "]": "[", "}": "{", ">": "<"}
+_TRAILING = ".,;:!?&|'\"`"
+# Where an unquoted value stops being one: the next field of a query string, a form body or a
+# cookie (`&b=`, `;gt=`, `%26name%3D`).
+_NEXT_FIELD = re.compile(r"(?:[&;,|]|%26)[A-Za-z_][\w.-]{0,40}(?:=|:|%3[dD])")
+
+
+def _trim_value(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """An unquoted value's span without what follows it: the next field, and trailing
+    punctuation or closing brackets the value did not open (`f(key=abc123)`, `…abc123.`)."""
+    field = _NEXT_FIELD.search(text, start, end)
+    if field is not None:
+        end = field.start()
+    while start < end and text[start] in "([{<`\"'":
+        start += 1
+    while end > start:
+        c = text[end - 1]
+        unopened = c in _OPENERS and text.count(c, start, end) > text.count(_OPENERS[c], start, end)
+        if c not in _TRAILING and not unopened:
+            break
+        end -= 1
+    return (start, end) if end > start else None
+
+
+# A value written in prose with no quotes around it is held to a stricter standard still: prose
+# says "the token is stored in config.yaml" and "the key is sha256:…".
+PROSE_MIN_LEN = 12
+PROSE_MIN_LEN_BARE = 16  # no verb between the name and the value
+
+
+def _prose_value(value: str, verb: bool) -> bool:
+    if len(value) < (PROSE_MIN_LEN if verb else PROSE_MIN_LEN_BARE):
+        return False
+    if not looks_secret(value, PROSE_MIN_LEN) or _DOTTED_NAME.fullmatch(value):
+        return False
+    if _IDENTIFIER.fullmatch(value) or _HASH_REF.match(value):
+        return False
+    return entropy(value) >= (3.0 if _HEX.fullmatch(value) else 3.2)
+
+
+_HASH_REF = re.compile(r"(?:sha|md5|blake|crc)\w*[:\[=]", re.I)
 
 
 def _named(text: str, start: int, end: int, value: str) -> str | None:
@@ -507,19 +692,29 @@ def _named(text: str, start: int, end: int, value: str) -> str | None:
     words just before a label), and the value in that provider's shape."""
     kw, rows = _named_index()
     name = _SQUASH.sub("", text[start:end].lower())
+    # `KEY=value|next`: the provider's shape may end at the punctuation the value runs on to
+    shapes = (value, *(m.string[: m.start()] for m in _PUNCT.finditer(value, 1)))
     for k in dict.fromkeys(kw.findall(name)):
         for row, rx in rows[k]:
-            if rx.fullmatch(value):
-                if is_placeholder(value) or entropy(value) < 3.0:
-                    return None
-                return row.detector
+            for v in shapes:
+                if rx.fullmatch(v):
+                    if is_placeholder(v) or entropy(v) < 3.0:
+                        return None
+                    return row.detector
     return None
 
 
+_PUNCT = re.compile(r"[|,;&)\]}>]")
+
+
 def _code(text: str, start: int, end: int, sep: str) -> bool:
-    """Unquoted values that are code: `make_key(…)`, `x[…]`; `_DEFAULT` unless written as
-    `KEY=value` (a shell or .env file); `mod.attr` after ` = `, `:=` or `=>` only (after `: ` it
-    may be a YAML value or an HTTP header)."""
+    """Unquoted values that are code: `make_key(…)`, `x[…]`, `os.getenv(`; `_DEFAULT` unless
+    written as `KEY=value` (a shell or .env file); `mod.attr` after ` = `, `:=` or `=>` only
+    (after `: ` it may be a YAML value or an HTTP header). A bracket inside a random value
+    (`Xk29fLq7(a1QvR8`) is a character of a password."""
+    call = _CALL.match(text, start, end)
+    if call is not None and not _random_run(call.group(1)):
+        return True
     if text[end : end + 1] in ("(", "["):
         return True
     if sep == "=" and text[start - 1] == "=":
@@ -527,6 +722,20 @@ def _code(text: str, start: int, end: int, sep: str) -> bool:
     if text[start] == "_":
         return True
     return sep != ":" and _DOTTED_NAME.fullmatch(text, start, end) is not None
+
+
+_CALL = re.compile(r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)[(\[]")
+
+
+def _random_run(s: str) -> bool:
+    """A run that looks generated rather than named (`Xk29fLq7Pz`, not `os.getenv`)."""
+    return (
+        len(s) >= 8
+        and "." not in s
+        and bool(_HAS_DIGIT.search(s) and _HAS_ALPHA.search(s))
+        and entropy(s) >= 2.8
+        and not _camel_words(s)
+    )
 
 
 def _basic_credentials(value: str) -> bool:
@@ -543,7 +752,18 @@ def _basic_credentials(value: str) -> bool:
     return bool(colon and password and decoded.isprintable()) and not is_placeholder(password)
 
 
-_SHELL_REF = re.compile(r"[$%]|\{\{")
+def _pgpass_password(value: str) -> bool:
+    """The last field of a .pgpass line: anything but a placeholder or a reference."""
+    return len(value) >= 6 and not is_placeholder(value) and not _SHELL_REF.search(value)
+
+
+def _byte_array(value: str) -> bool:
+    """32 or 64 numbers, each a byte, not all alike: a private key or seed written out."""
+    nums = [int(n) for n in re.findall(r"\d+", value)]
+    return len(nums) in (32, 64) and max(nums) <= 255 and len(set(nums)) >= 16
+
+
+_SHELL_REF = re.compile(r"^[$%]|\$[A-Za-z_{(]|%[A-Za-z_]\w*%|\{\{")
 
 
 def _cli_password(value: str) -> bool:
@@ -553,8 +773,9 @@ def _cli_password(value: str) -> bool:
         return False
     if len(value) < 6 or is_placeholder(value):
         return False
-    if value.isalpha() and not _MIXED_CASE.search(value):
-        return False  # `--password secret`, `--password File`: words, not passwords
+    word = value.rstrip(".,;:!?)]}*'\"`")
+    if word.isalpha() and not _MIXED_CASE.search(word):
+        return False  # `--password secret`, `--password File`, `two-pass processing:`: words
     return not _PATHLIKE.match(value)
 
 
@@ -600,7 +821,7 @@ _GATE = re.compile(
 )
 # Prefixes that start with a lowercase letter and no separator are too common a first
 # character for the gate; they are looked for with `in` on the lowered text.
-_LOWER_PREFIXES = ("eyjrijoi", "dapi", "4b1d", "cmvmdgtu", "glc_", "prv")
+_LOWER_PREFIXES = ("eyjrijoi", "dapi", "4b1d", "cmvmdgtu", "glc_", "prv", "tfp_", "fio-u-")
 
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.~+/=:")
 _START_AFTER = frozenset("./=+~:")  # a token may also start right after one of these
@@ -848,12 +1069,35 @@ _CASED_T = _indexed(_CASED)
 _LOWERED_T = _indexed(_LOWERED)
 
 
+Cand = tuple[int, int, int, str]  # start, end, priority, detector
+
+
 def find(text: str) -> list[Finding]:
-    """Every secret in ``text``: sorted, non-overlapping spans (overlaps merged)."""
-    cands: list[tuple[int, int, int, str]] = []
+    """Every secret in ``text``: sorted, non-overlapping spans (overlaps merged).
+
+    Besides the text as written, two views of it are checked, and what they find is redacted
+    in the original: a token wrapped over two lines, joined (only around the places a token
+    starts at the end of a line), and base64 runs decoded (only in text that mentions base64
+    or a kubeconfig `*-data:` key).
+    """
+    cands: list[Cand] = []
+    lowered = _lower(text)
+    hits = _scan(text, lowered, cands)
+    if hits:
+        _wrapped(text, hits, cands)
+    if any(h in lowered for h in _B64_HINTS) or "LS0tLS1" in text:
+        _decoded(text, cands)
+    if not cands:
+        return []
+    if "\n" in text:
+        cands = [_continued(text, c) for c in cands]
+    return _merge(cands)
+
+
+def _scan(text: str, lowered: str, cands: list[Cand]) -> list[int]:
+    """Every rule over ``text`` as written; returns the gate's hits (where tokens may start)."""
     cased, hits = _gate(text)
     rules = [(r, text) for r in cased]
-    lowered = _lower(text)
     for pfx in _LOWER_PREFIXES:
         i = lowered.find(pfx)
         while i >= 0:
@@ -862,7 +1106,14 @@ def find(text: str) -> list[Finding]:
     hits.sort()
     if hits:
         _providers(text, hits, cands)
-    rules += [(r, lowered) for r in _triggered(_LOWERED_T, lowered)]
+    triggered = _triggered(_LOWERED_T, lowered)
+    if (
+        not text.isascii()
+        and _PROSE_RULE not in triggered
+        and any(t in lowered for t in _PROSE_OTHER_TRIGGERS)
+    ):
+        triggered.append(_PROSE_RULE)
+    rules += [(r, lowered) for r in triggered]
     for rule, hay in rules:
         for m in rule.regex.finditer(hay):
             if rule.group == "value":
@@ -878,8 +1129,10 @@ def find(text: str) -> list[Finding]:
             cands.append((s, e, rule.priority, detector))
     if any(label in lowered for label in _MNEMONIC_LABELS):
         _mnemonics(lowered, cands)
-    if not cands:
-        return []
+    return hits
+
+
+def _merge(cands: list[Cand]) -> list[Finding]:
     cands.sort()
     out: list[Finding] = []
     cs, ce, cp, cd = cands[0]
@@ -893,6 +1146,87 @@ def find(text: str) -> list[Finding]:
             cs, ce, cp, cd = s, e, p, d
     out.append(Finding(cd, cs, ce))
     return out
+
+
+# --- views: a token wrapped over two lines, base64 decoded -----------------------------------
+
+# A line break inside a token: a newline (or the `\n` of JSON-escaped text) and indentation.
+_BREAK = re.compile(r"(?:\r?\n|\\r?\\n)[ \t]*")
+_CONTINUATION = re.compile(r"[A-Za-z0-9_+/=.~-]{4,512}")
+_LINE_END = re.compile(r"[ \t]*(?:$|\r?\n|\\[rn])")
+
+
+def _next_line_run(text: str, e: int, whole: bool = True) -> tuple[int, int] | None:
+    """The span of the token run that starts the next line when ``e`` ends a line (the rest
+    of a wrapped token): 4+ token characters, a digit or mixed case; with ``whole``, nothing
+    else on that line."""
+    brk = _BREAK.match(text, e)
+    if brk is None:
+        return None
+    run = _CONTINUATION.match(text, brk.end())
+    if run is None or (whole and _LINE_END.match(text, run.end()) is None):
+        return None
+    r = run.group()
+    if not (_HAS_DIGIT.search(r) or (r.lower() != r and r.upper() != r)):
+        return None
+    return run.span()
+
+
+def _continued(text: str, c: Cand) -> Cand:
+    """A finding that ends a line followed by a line of one token run takes that run too."""
+    s, e, p, d = c
+    nxt = _next_line_run(text, e)
+    return (s, nxt[1], p, d) if nxt is not None else c
+
+
+def _wrapped(text: str, hits: list[int], cands: list[Cand]) -> None:
+    """Tokens wrapped over two lines: where a token that may start at a gate hit runs to the
+    end of its line and the next line is one token run, the two are joined and scanned."""
+    done = -1
+    for p in hits:
+        if p < done:
+            continue
+        run = _TOKEN_RUN.match(text, p, p + _MAX_BACK)
+        e = run.end() if run is not None else p
+        done = e
+        nxt = _next_line_run(text, e, whole=False)
+        if nxt is None:
+            continue
+        s = p
+        while s > 0 and s > p - _MAX_BACK and text[s - 1] in _TOKEN_CHARS:
+            s -= 1
+        head, tail = text[s:e], text[nxt[0] : nxt[1]]
+        joined: list[Cand] = []
+        _scan(head + tail, _lower(head + tail), joined)
+        for js, je, jp, jd in joined:
+            if js < len(head) < je:  # it takes both lines
+                cands.append((s + js, nxt[0] + je - len(head), jp, jd))
+
+
+_B64_HINTS = ("base64", "b64", "-data", "decode", "atob")
+_B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
+
+
+def _decoded(text: str, cands: list[Cand]) -> None:
+    """Base64 runs that decode to text holding a secret (`echo c2tfbGl2ZV8… | base64 -d`, a
+    kubeconfig's `client-key-data:`): the whole run is redacted, named after what it hides."""
+    import base64
+    import binascii
+
+    for m in _B64_RUN.finditer(text):
+        run = m.group()
+        try:
+            raw = base64.b64decode(run + "=" * (-len(run) % 4), altchars=b"-_", validate=False)
+            inner = raw.decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        if sum(c.isprintable() or c.isspace() for c in inner) < 0.95 * len(inner):
+            continue
+        found: list[Cand] = []
+        _scan(inner, _lower(inner), found)
+        if found:
+            p, d = min((c[2], c[3]) for c in found)
+            cands.append((m.start(), m.end(), p, d))
 
 
 def redact(text: str) -> str:

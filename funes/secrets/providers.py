@@ -140,6 +140,7 @@ PROVIDERS: tuple[Provider, ...] = (
     # --- cloud and infrastructure --------------------------------------------------------------
     P("google-api-key", "AIza", B64U + "{35}", ("gcp-api-key",), tail="[A-Za-z0-9_-]"),
     P("google-oauth-token", "ya29.", B64U + "{30,}", tail="[A-Za-z0-9_-]"),
+    P("google-oauth-client-secret", "GOCSPX-", B64U + "{28}", tail="[A-Za-z0-9_-]"),
     P("alibaba-access-key-id", "LTAI", AN + "{20}", ("alibaba-access-key-id",)),
     P("azure-ad-client-secret", ("7Q~", "8Q~"), "[A-Za-z0-9_~.-]{31,34}",
       ("azure-ad-client-secret",), tail="[A-Za-z0-9_~.-]"),
