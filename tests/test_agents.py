@@ -38,20 +38,24 @@ if name == "claude":
     elif a[:2] == ["plugin", "uninstall"]:
         if "plugin" not in state: absent('Plugin "funes@huggingface" not found')
         del state["plugin"]
+    elif a[:2] == ["mcp", "add"] and "--transport" in a: state["mcp"] = ["http", a[a.index("funes") + 1]]
     elif a[:2] == ["mcp", "add"]: state["mcp"] = a[a.index("--") + 1:]
     elif a[:2] == ["mcp", "get"]:
         if "mcp" not in state: absent("No MCP server found with name: funes")
-        print("funes:\n  Scope: User config\n  Type: stdio\n  Command: %s\n  Args: %s" % (state["mcp"][0], " ".join(state["mcp"][1:])))
+        if state["mcp"][0] == "http": print("funes:\n  Scope: User config\n  Type: http\n  URL: %s" % state["mcp"][1])
+        else: print("funes:\n  Scope: User config\n  Type: stdio\n  Command: %s\n  Args: %s" % (state["mcp"][0], " ".join(state["mcp"][1:])))
     elif a[:2] == ["mcp", "remove"]:
         if os.environ.get("FAKE_REMOVE_FAILS"): absent(os.environ["FAKE_REMOVE_FAILS"])
         if "mcp" not in state:
             absent(os.environ.get("FAKE_ABSENT_MCP", 'No MCP server named "funes" found in user config'))
         del state["mcp"]
 elif name == "codex":
-    if a[:2] == ["mcp", "add"]: state["mcp"] = a[a.index("--") + 1:]
+    if a[:2] == ["mcp", "add"] and "--url" in a: state["mcp"] = ["http", a[a.index("--url") + 1]]
+    elif a[:2] == ["mcp", "add"]: state["mcp"] = a[a.index("--") + 1:]
     elif a[:2] == ["mcp", "get"]:
         if "mcp" not in state: absent("No MCP server named 'funes' found.")
-        print(json.dumps({{"name": "funes", "transport": {{"type": "stdio", "command": state["mcp"][0], "args": state["mcp"][1:]}}}}))
+        if state["mcp"][0] == "http": print(json.dumps({{"name": "funes", "transport": {{"type": "streamable_http", "url": state["mcp"][1]}}}}))
+        else: print(json.dumps({{"name": "funes", "transport": {{"type": "stdio", "command": state["mcp"][0], "args": state["mcp"][1:]}}}}))
     elif a[:2] == ["mcp", "remove"]:
         if "mcp" not in state: absent("No MCP server named 'funes' found")
         del state["mcp"]

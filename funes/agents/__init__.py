@@ -21,7 +21,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from funes.agents._common import ConfigError, Context, Result
+from funes.agents._common import ConfigError, Context, Registrations, Result
 from funes.agents._registry import Agent, get, names, registry
 
 __all__ = [
@@ -57,6 +57,9 @@ def default_funes_bin() -> str:
 def add(agent: str, ctx: Context) -> Result:
     res = Result(agent)
     get(agent).add(ctx, res)
+    if ctx.mcp_url and not res.problems:
+        # `funes doctor` checks that the server behind this URL answers
+        Registrations(ctx).set("mcp-http", ctx.mcp_url)
     return res
 
 

@@ -46,6 +46,7 @@ class Context:
     home: Path
     funes_bin: str
     memory: str | None = None
+    mcp_url: str | None = None  # register this `funes mcp --http` URL instead of a stdio server
 
     @property
     def push_memory(self) -> str | None:

@@ -115,6 +115,8 @@ def files(ctx: Context) -> dict[Path, tuple[bytes, int | None]]:
 
 
 def mcp_command(ctx: Context) -> list[str]:
+    if ctx.mcp_url:
+        return ["claude", "mcp", "add", "--transport", "http", "funes", ctx.mcp_url, "-s", "user"]
     return [
         "claude",
         "mcp",
@@ -135,8 +137,10 @@ def mcp_registered(ctx: Context) -> bool | None:
         return None
     if proc.returncode != 0:
         return False
-    want_args = " ".join(mcp_args(ctx.memory))
     text = proc.stdout
+    if ctx.mcp_url:
+        return f"URL: {ctx.mcp_url}" in text
+    want_args = " ".join(mcp_args(ctx.memory))
     return f"Command: {ctx.funes_bin}" in text and f"Args: {want_args}" in text
 
 

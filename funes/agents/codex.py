@@ -69,6 +69,8 @@ def desired(ctx: Context) -> dict[str, list[dict[str, Any]]]:
 
 
 def mcp_command(ctx: Context) -> list[str]:
+    if ctx.mcp_url:
+        return ["codex", "mcp", "add", "funes", "--url", ctx.mcp_url]
     return ["codex", "mcp", "add", "funes", "--", ctx.funes_bin, *mcp_args(ctx.memory)]
 
 
@@ -84,6 +86,8 @@ def mcp_registered(ctx: Context) -> bool | None:
     except ValueError:
         return True  # registered, in a shape we cannot compare
     transport = data.get("transport", data) if isinstance(data, dict) else {}
+    if ctx.mcp_url:
+        return isinstance(transport, dict) and transport.get("url") == ctx.mcp_url
     return (
         isinstance(transport, dict)
         and transport.get("command") == ctx.funes_bin

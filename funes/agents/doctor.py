@@ -8,14 +8,17 @@ writes itself.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
-from dataclasses import asdict, dataclass, field
+import urllib.request
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from funes.agents import Context, get, hooklog, names
+from funes.agents._common import Registrations
 from funes.store.private import too_open
 
 
@@ -125,6 +128,9 @@ def report(
 
     entries = hooklog.read()
     wide = too_open(private_roots())
+    url = Registrations(ctx).get("mcp-http")
+    if isinstance(url, str) and url and not ctx.mcp_url:
+        ctx = replace(ctx, mcp_url=url)  # agents were registered with the HTTP server's URL
     return {
         "checked": datetime.now(UTC).isoformat(timespec="seconds"),
         "log": str(hooklog.log_path()),
@@ -133,4 +139,26 @@ def report(
         ],
         "memory": pending(memory),
         "open_files": {"count": len(wide), "paths": [str(p) for p in wide[:20]]},
+        "mcp_http": {"url": ctx.mcp_url, "answers": http_answers(ctx.mcp_url)}
+        if ctx.mcp_url
+        else None,
     }
+
+
+def http_answers(url: str, timeout: float = 3.0) -> bool:
+    """Whether the MCP server at ``url`` (`funes mcp --http`) answers a JSON-RPC ping."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    req = urllib.request.Request(
+        url,
+        data=body,
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status == 200 and json.loads(r.read()).get("result") == {}
+    except (OSError, ValueError):
+        return False

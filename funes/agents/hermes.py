@@ -78,6 +78,8 @@ def entries(ctx: Context) -> list[tuple[str, str]]:
 
 
 def mcp_entry(ctx: Context) -> dict[str, Any]:
+    if ctx.mcp_url:
+        return {"url": ctx.mcp_url}
     return {"command": ctx.funes_bin, "args": mcp_args(ctx.memory)}
 
 
@@ -95,6 +97,8 @@ def manual_allowlist(ctx: Context) -> str:
 
 def _mcp_lines(ctx: Context) -> list[str]:
     entry = mcp_entry(ctx)
+    if "url" in entry:
+        return [f"url: {_yaml.sq(entry['url'])}"]
     args = ", ".join(_yaml.sq(a) for a in entry["args"])
     return [f"command: {_yaml.sq(entry['command'])}", f"args: [{args}]"]
 

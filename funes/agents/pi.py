@@ -70,6 +70,12 @@ def _version(text: str) -> tuple[int, ...] | None:
 
 
 def add(ctx: Context, res: Result) -> None:
+    if ctx.mcp_url:
+        res.did(
+            "pi reaches funes through its extension (a bridge to `funes mcp`), not an MCP URL: "
+            "--mcp-http changes nothing for pi",
+            False,
+        )
     changed = False
     for path, (data, mode) in files(ctx).items():
         changed = write_if_changed(path, data, mode) or changed

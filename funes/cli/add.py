@@ -11,13 +11,18 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from funes import agents
 from funes.cli import index
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import confirm
+from funes.errors import UsageError
+from funes.mcp_server import http_url
 from funes.store.paths import memory_dir
+
+DEFAULT_URL = http_url()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,6 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory", metavar="M", help="memory the hooks and tools use (default: local)")
     p.add_argument("--no-index", action="store_true", help="skip the first index of its sessions")
     p.add_argument("-y", "--yes", action="store_true", help="run the first index without asking")
+    p.add_argument(
+        "--mcp-http",
+        metavar="URL",
+        nargs="?",
+        const=DEFAULT_URL,
+        help=f"register the machine's `funes mcp --http` server (default {DEFAULT_URL}) "
+        "instead of a stdio server",
+    )
     return p
 
 
@@ -52,10 +65,25 @@ def memory_spec(spec: str | None) -> str | None:
     return spec
 
 
-def context(memory: str | None) -> agents.Context:
+def context(memory: str | None, mcp_url: str | None = None) -> agents.Context:
     return agents.Context(
-        home=Path.home(), funes_bin=agents.default_funes_bin(), memory=memory_spec(memory)
+        home=Path.home(),
+        funes_bin=agents.default_funes_bin(),
+        memory=memory_spec(memory),
+        mcp_url=mcp_url,
     )
+
+
+def loopback_url(url: str) -> str:
+    """A `funes mcp --http` URL: http on a loopback address, as the server listens."""
+    u = url.strip()
+    parts = urlsplit(u)
+    if parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        raise UsageError(
+            f"--mcp-http must be the loopback URL `funes mcp --http` serves, such as "
+            f"{DEFAULT_URL} (got {u!r})"
+        )
+    return u
 
 
 def print_result(verb: str, res: agents.Result) -> int:
@@ -72,7 +100,8 @@ def print_result(verb: str, res: agents.Result) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    ctx = context(args.memory)
+    url = loopback_url(args.mcp_http) if args.mcp_http is not None else None
+    ctx = context(args.memory, url)
     res = agents.add(args.agent, ctx)
     status = print_result("add", res)
     if status == 0:

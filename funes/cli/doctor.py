@@ -99,6 +99,15 @@ def render(rep: dict[str, Any]) -> str:
         if mem["without_vectors"]:
             line += f"; vectors pending for {mem['without_vectors']} (`funes index --backfill`)"
         out.append(line)
+    http = rep.get("mcp_http")
+    if http:
+        if http["answers"]:
+            out.append(f"mcp http: {http['url']} answers")
+        else:
+            out.append(
+                f"mcp http: nothing answers at {http['url']} — the agents registered with "
+                "`funes add --mcp-http` reach funes there; start it with `funes mcp --http`"
+            )
     out.append(f"hook log: {rep['log']}")
     wide = rep.get("open_files") or {"count": 0, "paths": []}
     if wide["count"]:
