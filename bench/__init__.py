@@ -18,6 +18,7 @@ SUITES = {
     "ask": ("bench.ask", "run"),
     "hub-traces": ("bench.hub_traces", "run"),
     "hostile": ("bench.hostile", "run"),
+    "verbs": ("bench.verbs", "run"),  # sessions, scan, ranged get, sketch; MCP over HTTP
 }
 # A suite module without the function is run as `python -m MODULE [args]`; its stdout is kept,
 # and so is the bench/results/<name>-<date>.json it writes, if any.
