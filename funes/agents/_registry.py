@@ -43,6 +43,8 @@ class Agent:
     remove: Callable[[Context, Result], None]
     status: Callable[[Context], dict[str, Any]]
     hook_transcript: str | None = None
+    # False for an agent funes wires without a hook (its sessions are picked up by `funes index`)
+    hooked: bool = True
 
 
 def names() -> list[str]:

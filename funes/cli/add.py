@@ -109,6 +109,10 @@ def _main(args: argparse.Namespace) -> int:
     return status
 
 
+def _hooked(agent: str) -> bool:
+    return agents.get(agent).hooked
+
+
 def first_index(agent: str, memory: str | None, skip: bool, yes: bool) -> None:
     """Offer the budgeted, text-first index of the agent's sessions."""
     # lazy: funes.sources stays off fast commands' start-up
@@ -119,15 +123,17 @@ def first_index(agent: str, memory: str | None, skip: bool, yes: bool) -> None:
         print(f"skipped the first index (--no-index); run `{cmd}` any time")
         return
     roots = [p for src, p in known_roots(Path.home()) if src.name == agent]
+    keeps = "the hook keeps them current" if _hooked(agent) else f"`{cmd}` keeps them current"
     if not roots:
-        print(f"no {agent} sessions on this machine yet; the hook indexes them as they happen")
+        later = "the hook indexes them as they happen" if _hooked(agent) else f"`{cmd}` reads them"
+        print(f"no {agent} sessions on this machine yet; {later}")
         return
     # lazy: funes.ingest.pending stays off fast commands' start-up
     from funes.ingest.pending import pending_sources
 
     todo = pending_sources(memory_dir(memory), harness=agent)
     if not todo:
-        print(f"your {agent} sessions are already indexed; the hook keeps them current")
+        print(f"your {agent} sessions are already indexed; {keeps}")
         return
     if not yes:
         if not sys.stdin.isatty():
