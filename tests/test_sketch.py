@@ -4,6 +4,8 @@ always, one place per topic however often it repeats, the same on a second call 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -105,3 +107,17 @@ def test_a_session_without_vectors_gets_a_clear_line(memory: Path) -> None:
                      (["--max-chars", "50000"], "--max-chars must be a whole number from 1000")]:  # fmt: skip
         r = run_cmd("funes", "sketch", "long", *bad, "--memory", memory)
         assert r.returncode == 2 and r.stderr.decode().startswith(f"funes: {msg}")
+
+
+def test_a_repeated_sketch_of_an_unchanged_memory_never_opens_it(memory: Path) -> None:
+    probe = (
+        "import sys, funes.cli.main as m\n"
+        "m.main(sys.argv[1:])\n"
+        "print('LANCE=' + str('lance' in sys.modules or 'numpy' in sys.modules), file=sys.stderr)\n"
+    )
+    argv = [sys.executable, "-c", probe, "sketch", "long", "--units", "4", "--memory", str(memory)]
+    first = subprocess.run(argv, capture_output=True, text=True, check=True)
+    second = subprocess.run(argv, capture_output=True, text=True, check=True)
+    assert first.stderr.strip().endswith("LANCE=True")  # chosen from the vectors
+    assert second.stderr.strip().endswith("LANCE=False")  # the same table: the cached answer
+    assert second.stdout == first.stdout and second.stdout.startswith("sketch of session long")

@@ -9,6 +9,9 @@ from funes import validate
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import spinner
+from funes.hub.spec import parse_one
+from funes.store import textcache
+from funes.store.paths import memory_dir
 
 EXAMPLE = """\
 example:
@@ -51,21 +54,34 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    # lazy: numpy (under funes.memories and the store) stays off fast commands' start-up
-    from funes.memories import open_one
-    from funes.render.sessions import sketch_text
-    from funes.store.sketch import sketch
-
     session_id = validate.text("session_id", args.session_id).strip()
     units = validate.number("units", args.units)
     max_chars = validate.number("max_chars", args.max_chars)
     lo, hi = validate.seq_range(args.seq_from, args.seq_to)
     memory = validate.text("memory", args.memory).strip() if args.memory else None
+    # A local memory whose table has not changed since the same sketch: its text, read
+    # without opening the memory (no Lance, no numpy).
+    local = None if memory and parse_one(memory).remote else memory_dir(memory)
+    key = textcache.key(local, "sketch", [session_id, units, max_chars, lo, hi]) if local else None
+    text = textcache.get("sketch", key)
+    if text is None:
+        text = _sketch(memory, session_id, units, max_chars, lo, hi)
+        textcache.put("sketch", key, text)
+    sys.stdout.write(text)
+    return 0
+
+
+def _sketch(
+    memory: str | None, session_id: str, units: int, max_chars: int, lo: int | None, hi: int | None
+) -> str:
+    # lazy: numpy (under funes.memories and the store) stays off fast commands' start-up
+    from funes.memories import open_one
+    from funes.render.sessions import sketch_text
+    from funes.store.sketch import sketch
+
     with spinner("sketching"):
         mem = open_one(memory)
-        sk = sketch(mem, session_id, units, max_chars, lo, hi)
-    sys.stdout.write(sketch_text(sk, mem.note))
-    return 0
+        return sketch_text(sketch(mem, session_id, units, max_chars, lo, hi), mem.note)
 
 
 if __name__ == "__main__":
