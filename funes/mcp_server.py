@@ -354,13 +354,17 @@ def answer(tool: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Run a tool body: its text, or on any failure the one-line `<tool> error: …` text as a
     tool result marked ``isError``, so an agent tells a failure from an answer without
     reading the text (the SDK's own ToolError would prefix it with "Error executing tool")."""
+    # lazy: funes.render (records, chunking) stays off the server's start-up: `initialize`
+    # answers at once
+    from funes.render.formats import neutralise
+
     try:
-        return str(fn(*args, **kwargs))
+        return neutralise(str(fn(*args, **kwargs)))
     except FunesError as e:
-        return error_result(f"{tool} error: {e}")
+        return error_result(neutralise(f"{tool} error: {e}"))
     except Exception as e:
         log.exception("%s failed", tool)
-        return error_result(f"{tool} error: {type(e).__name__}: {e}")
+        return error_result(neutralise(f"{tool} error: {type(e).__name__}: {e}"))
 
 
 def error_result(text: str) -> Any:

@@ -109,7 +109,7 @@ def hostile_tree(root: Path) -> tuple[Path, dict[str, list[str]]]:
 # ---------------------------------------------------------------------------- the agent format
 
 
-_HEADER = re.compile(r"^\[[^\]]*\] .*  score=\d+\.\d{3}$")
+_HEADER = re.compile(r"^\[[^\]]*\] .*  score=\d+\.\d{3}(  \(metadata from .*, unchecked\))?$")
 _GET = re.compile(r"^  → get \S+ \S+( --memory \S+)?$")
 _TURN = re.compile(r"^\[[^\]]*\] .* seq-?\d+ turn=.*$")
 

@@ -11,6 +11,7 @@ A fence line inside the passage itself is indented one space so it cannot close 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 FENCE_OPEN = "<<<untrusted passage from {source}"
 FENCE_CLOSE = ">>>"
@@ -52,7 +53,33 @@ def flag_line(spans: list[str]) -> str:
 
 
 def defuse(text: str) -> str:
-    """Indent any line that would read as a fence delimiter."""
+    """Indent any line that would read as a fence delimiter, also behind an invisible or
+    space-like prefix (a zero-width space before ``>>>``)."""
     return "\n".join(
-        " " + ln if ln.lstrip().startswith(("<<<", ">>>")) else ln for ln in text.split("\n")
+        " " + ln if ln[visible_start(ln) :].startswith(("<<<", ">>>")) else ln
+        for ln in text.split("\n")
     )
+
+
+# What a reader does not see at the start of a line: spaces of every width (Zs), line and
+# paragraph separators, controls, format characters (zero-width space, joiners, bidi controls,
+# the BOM, tags), unassigned and surrogate code points, and marks that combine with nothing.
+INVISIBLE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Cn", "Cs", "Mn", "Me"})
+# Letters and symbols that render as blank (Unicode's default-ignorable Hangul fillers, the
+# braille blank) and U+FFFD, which output puts where a control character was.
+_BLANK_GLYPHS = frozenset("\u115f\u1160\u3164\uffa0\u2800\ufffd")
+
+
+def invisible(c: str) -> bool:
+    """Whether the character ``c`` shows nothing a reader would take for text."""
+    if c.isascii():
+        return c in " \t\x0b\x0c\r" or not c.isprintable()
+    return c in _BLANK_GLYPHS or unicodedata.category(c) in INVISIBLE_CATEGORIES
+
+
+def visible_start(line: str, also: str = "") -> int:
+    """The index of the first character of ``line`` a reader sees (skipping ``also`` too)."""
+    i = 0
+    while i < len(line) and (line[i] in also or invisible(line[i])):
+        i += 1
+    return i

@@ -10,10 +10,18 @@ from __future__ import annotations
 import re
 import shlex
 import textwrap
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from funes.hub.untrusted import FENCE_CLOSE, FENCE_OPEN, defuse, flag_line, instruction_spans
+from funes.hub.untrusted import (
+    FENCE_CLOSE,
+    FENCE_OPEN,
+    defuse,
+    flag_line,
+    instruction_spans,
+    visible_start,
+)
 from funes.render.turns import TurnView
 from funes.store.paths import default_memory_dir, memory_label
 
@@ -32,13 +40,46 @@ PASSAGE_CHARS = 8000
 # metadata is printed as one line of printable characters, and a passage line that would
 # read as structure is escaped with a leading backslash (docs/funes-recall.md, "Escaping").
 
-# Structure lines, after any indentation: a `---` separator, a hit or turn header, a `→ get`
-# line, a `~` neighbour line, a fence, a flag line, the weak-evidence line. A line that already
-# starts with backslashes before one of these gets one more, so the escape stays reversible.
+# Structure lines, after any indentation — spaces of any width and invisible characters
+# included (funes.hub.untrusted.invisible) — are a `---` separator, a hit or turn header, a
+# `→ get` line, a `~` neighbour line, a fence, a flag line, the weak-evidence line. A line that
+# already starts with backslashes before one of these gets one more, so the escape stays
+# reversible.
+_GAP = r"[\s\ufffd]*"
 _STRUCTURE = re.compile(
-    r"\\*[ \t]*(?:-{3,}\s*$|→|~ \[|<<<|>>>|! instruction-like|weak evidence:"
-    r"|\[[^\]]*\][^\n]*(?:score=|turn=))"
+    rf"(?P<rule>-{{3,}})|→|~{_GAP}\[|<<<|>>>|!{_GAP}instruction-like|weak{_GAP}evidence:"
+    r"|\[[^\]\n]*\][^\n]*(?:score=|turn=)"
 )
+# Where a reader may break a line besides `\n` (str.splitlines' breaks): in a passage each
+# becomes `\n`, so what an agent reads as a line is a line funes escaped as one.
+_BREAKS = frozenset("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def neutralise(text: str) -> str:
+    """``text`` safe to print to a terminal or hand to an agent: every control and format
+    character — C0 and C1 controls but newline and tab, ESC, DEL, bidi overrides and isolates,
+    zero-width and joiner characters, the BOM, tags: every character of categories Cc, Cf, Cs
+    and Cn — becomes U+FFFD, and every other line break (``\\r\\n``, a lone ``\\r``, U+2028, …)
+    ``\\n``. Spaces of other widths, private-use characters and all visible text are kept.
+    The one function every human and agent output goes through (metadata: :func:`one_line`)."""
+    if text.isascii() and not _ASCII_UNSAFE.search(text):  # the common case, at C speed
+        return text
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    out = []
+    for c in text.replace("\r\n", "\n"):
+        if c.isprintable() or c in "\n\t":
+            out.append(c)
+        elif c in _BREAKS:
+            out.append("\n")
+        elif unicodedata.category(c) in ("Zs", "Co"):
+            out.append(c)
+        else:
+            out.append("\ufffd")
+    return "".join(out)
+
+
+_ASCII_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def one_line(value: Any) -> str:
@@ -54,12 +95,25 @@ def one_line(value: Any) -> str:
 def escape_passage(text: str) -> str:
     """``text`` with every line that would read as agent-format structure escaped by a leading
     backslash. Lines are split as any reader might split them (``\\r``, ``\\n``, U+2028, …);
-    nothing else changes."""
+    a line counts as structure also behind an invisible or space-like prefix (U+200B, U+00A0,
+    U+3000, U+FEFF, …, by Unicode category). Nothing else changes."""
     if not _STRUCTURE.search(text):  # the common case: one scan, no split
         return text
-    return "".join(
-        "\\" + ln if _STRUCTURE.match(ln) else ln for ln in text.splitlines(keepends=True)
-    )
+    return "".join("\\" + ln if _is_structure(ln) else ln for ln in text.splitlines(keepends=True))
+
+
+def _is_structure(line: str) -> bool:
+    i = visible_start(line, also="\\")
+    m = _STRUCTURE.match(line, i)
+    if m is None:
+        return False
+    # a separator is dashes alone on its line (whatever invisible characters follow them)
+    return m.lastgroup != "rule" or visible_start(line[m.end() :]) == len(line) - m.end()
+
+
+def passage(text: str) -> str:
+    """Passage text as the agent formats print it: neutralised, then structure escaped."""
+    return escape_passage(neutralise(text))
 
 
 def _cap(text: str) -> str:
@@ -85,24 +139,55 @@ def recall_agent(result: Any, note: str = "") -> str:
     for h in result.hits:
         r = h.row
         memory = getattr(h, "memory", None) or result.memory
-        sid = one_line(r["session_id"])
+        trusted = getattr(h, "trusted", True)
+        m = _Meta(r, None if trusted else memory)
         out.append(
-            f"[{one_line(r['ts'])}] {one_line(r['harness'])} {one_line(r['workdir'])}/{sid[:8]} "
-            f"{one_line(r['block_type'])}  score={h.score:.3f}{_also(h)}\n"
+            f"[{m('ts')}] {m('harness')} {m('workdir')}/{m('session_id')[:8]} "
+            f"{m('block_type')}  score={h.score:.3f}{_also(h)}{m.flag}\n"
         )
         out.append(f"  → get {get_args(r['session_id'], r['turn_uuid'], memory)}\n")
-        body = [f"{escape_passage(_cap(r['text']))}\n"]
+        body = [f"{passage(_cap(r['text']))}\n"]
         for n in h.neighbors:
             body.append(
                 f"  ~ [{one_line(n['role'])} {one_line(n['block_type'])} seq{n['seq']}] "
                 f"{one_line(n['text'])}\n"
             )
-        if getattr(h, "trusted", True):
+        if trusted:
             out.extend(body)
         else:
             out.extend(_fenced(body, memory))
         out.append("---\n")
     return "".join(out)
+
+
+class _Meta:
+    """A hit's or turn's metadata fields as header text: one printable line each. From someone
+    else's memory (``remote`` names it) a field must also have its field's shape (a timestamp
+    looks like one, a harness is a plain name, …) or it is shown as ``?`` — a remote's rows
+    are its own to write, and a header is structure — and :attr:`flag` says whose it is."""
+
+    def __init__(self, row: dict[str, Any], remote: str | None) -> None:
+        self.row, self.remote = row, remote
+        short = one_line(remote.removeprefix("hf://datasets/")) if remote else ""
+        self.flag = f"  (metadata from {short}, unchecked)" if remote else ""
+
+    def __call__(self, name: str) -> str:
+        raw = self.row.get(name)
+        value = one_line(raw)
+        if self.remote is None or not value or (value == raw and _SHAPES[name].fullmatch(value)):
+            return value
+        return "?"
+
+
+_SHAPES = {
+    "ts": re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)"),
+    "harness": re.compile(r"[a-z0-9][a-z0-9_.-]{0,39}"),
+    "role": re.compile(r"[a-z][a-z_-]{0,39}"),
+    "workdir": re.compile(r"[^\s\[\]<>→~`'\"\\]{1,200}"),
+    "session_id": re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,199}"),
+    "turn_uuid": re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+~-]{0,199}"),
+    "block_type": re.compile(r"text|thinking|tool_use|tool_result"),
+}
 
 
 def recall_human(result: Any, style: Any) -> str:
@@ -133,7 +218,7 @@ def recall_human(result: Any, style: Any) -> str:
         shown = None if memory == default_label() else memory
         cmd = f"funes get {get_args(r['session_id'], r['turn_uuid'], shown)}"
         out.append("   " + style.accent(cmd) + "\n")
-        text = _for_terminal(_cap(r["text"]))
+        text = neutralise(_cap(r["text"]))
         if getattr(h, "trusted", True):
             for para in text.split("\n"):
                 out.append(_wrap(para, width, "   ") + "\n")
@@ -147,14 +232,6 @@ def recall_human(result: Any, style: Any) -> str:
             out.append(style.dim(_wrap(line, width, "   ")) + "\n")
         out.append("\n")
     return "".join(out)
-
-
-def _for_terminal(text: str) -> str:
-    """Passage text a terminal shows as text: control characters other than newline and tab
-    (an escape sequence in a tool's output) become U+FFFD."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() or c in "\n\t" else "\ufffd" for c in text)
 
 
 def _wrap(text: str, width: int, indent: str) -> str:
@@ -205,10 +282,11 @@ def get_agent(
     (``trusted`` false) are fenced and flagged exactly as recall fences its hits."""
     out = [note]
     for t in turns:
-        out.append(
-            f"[{one_line(t.ts)}] {one_line(t.role)} seq{t.seq} turn={one_line(t.turn_uuid)}\n"
+        m = _Meta(
+            {"ts": t.ts, "role": t.role, "turn_uuid": t.turn_uuid}, None if trusted else memory
         )
-        body = escape_passage("\n\n".join(text for _, text in t.blocks)) + "\n"
+        out.append(f"[{m('ts')}] {m('role')} seq{t.seq} turn={m('turn_uuid')}{m.flag}\n")
+        body = passage("\n\n".join(text for _, text in t.blocks)) + "\n"
         out.extend([body] if trusted else _fenced([body], memory))
         out.append("---\n")
     return "".join(out)
@@ -227,9 +305,11 @@ def get_human(
     out = []
     for t in turns:
         mark = " ◀" if t.turn_uuid == centre else ""
-        head = f"── {t.ts[:16].replace('T', ' ')} · {t.role} · seq {t.seq}{mark} "
+        when = one_line(t.ts)[:16].replace("T", " ")
+        head = f"── {when} · {one_line(t.role)} · seq {t.seq}{mark} "
         out.append(f"{bold if mark else dim}{head}{'─' * max(0, width - len(head))}{off}")
-        for btype, text in t.blocks:
+        for btype, raw in t.blocks:
+            text = neutralise(raw)  # a transcript's escape sequences never reach the terminal
             if btype in ("tool_use", "tool_result"):
                 lines = text.splitlines() or [""]
                 out.append(f"{dim}{lines[0][: width - 2]}{off}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from funes.render.formats import one_line
+from funes.render.formats import neutralise, one_line
 
 if TYPE_CHECKING:
     from funes.hub.status import RemoteStatus
@@ -42,7 +42,7 @@ def status_text(st: Status, models: dict[str, str | None]) -> str:
     )
     lines.append(f"vector search: {'ANN index' if st.ann_index else 'exact (flat)'}")
     lines.append(f"disk: {st.disk_bytes / 1e6:.1f} MB")
-    return "\n".join(lines) + "\n"
+    return neutralise("\n".join(lines) + "\n")  # a model name comes from the memory's stamp
 
 
 def remote_status_text(rs: RemoteStatus) -> str:
@@ -73,7 +73,7 @@ def remote_status_text(rs: RemoteStatus) -> str:
             lines.append(
                 f"pending review: {rs.pending_review} session(s) — run `funes curate {rs.label}`"
             )
-    return "\n".join(lines) + "\n"
+    return neutralise("\n".join(lines) + "\n")  # a remote's state comes from the Hub
 
 
 def age(t: datetime, now: datetime | None = None) -> str:
