@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import BIN, REPO, jsonl, read_terminal, run_cmd, start_on_a_terminal
@@ -57,7 +58,18 @@ class Agents:
             (self.bin / f"{name}.exit").write_text(str(exit))
 
     def calls(self, name: str) -> list[list[str]]:
-        log = self.bin / f"{name}.argv.jsonl"
+        return self._log(name, "argv")
+
+    def prompts(self, name: str) -> list[str]:
+        """What each call of the agent read on its stdin."""
+        return self._log(name, "stdin")
+
+    def cmdlines(self, name: str) -> list[str]:
+        """Each call's /proc/self/cmdline, as any local user could read it."""
+        return self._log(name, "cmdline")
+
+    def _log(self, name: str, what: str) -> list[Any]:
+        log = self.bin / f"{name}.{what}.jsonl"
         return [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
 
     def ask(self, *args: str | Path) -> tuple[int, str, str]:
@@ -82,9 +94,9 @@ def test_ask_claude_runs_the_exact_argv_on_a_grounded_prompt_and_prints_the_answ
     )
     assert err == ""
     [argv] = agents.calls("claude")
-    prompt = argv[1]
+    [prompt] = agents.prompts("claude")
     assert argv == [
-        "-p", prompt, "--strict-mcp-config", "--mcp-config", '{"mcpServers":{}}',
+        "-p", "--strict-mcp-config", "--mcp-config", '{"mcpServers":{}}',
         "--output-format", "stream-json", "--verbose",
     ]  # fmt: skip
     head, passages = prompt.split("\n\n== RECALLED PASSAGES ==\n")
@@ -109,9 +121,10 @@ def test_ask_codex_runs_exec_json_and_takes_the_last_agent_message(
         f"Sessions: {TILER_SESSION}\n"
     )
     [argv] = agents.calls("codex")
-    assert argv[:-1] == ["exec", "--json", "--skip-git-repo-check", "-c", "mcp_servers={}", "--"]
-    assert argv[-1].startswith(INSTRUCTION) and f"Question: {QUESTION}\n" in argv[-1]
-    assert f"→ get {TILER_SESSION} " in argv[-1]
+    [prompt] = agents.prompts("codex")
+    assert argv == ["exec", "--json", "--skip-git-repo-check", "-c", "mcp_servers={}", "-"]
+    assert prompt.startswith(INSTRUCTION) and f"Question: {QUESTION}\n" in prompt
+    assert f"→ get {TILER_SESSION} " in prompt
 
 
 def test_a_missing_agent_is_named_with_the_other_as_the_way_out(
@@ -169,9 +182,9 @@ def test_weak_evidence_spends_no_agent_call_unless_anyway(agents: Agents, memory
     assert agents.calls("claude") == []
     code, out, err = agents.ask("claude", ABSENT, "--memory", memory, "--anyway")
     assert code == 0 and out.startswith("The zoom 14 tiles")
-    [argv] = agents.calls("claude")
+    [prompt] = agents.prompts("claude")
     assert (
-        "== RECALLED PASSAGES ==\nweak evidence: nothing in this memory closely matches" in argv[1]
+        "== RECALLED PASSAGES ==\nweak evidence: nothing in this memory closely matches" in prompt
     )
 
 
@@ -244,25 +257,47 @@ def test_citations_are_read_from_the_sessions_line_get_lines_and_uuids() -> None
     )
 
 
-def test_the_agent_gets_no_stdin(agents: Agents, memory: Path) -> None:
-    """The child's stdin is closed: a fake that reads stdin to its end returns at once even
-    while `funes ask`'s own stdin stays open."""
-    script = (agents.bin / "claude").read_text()
-    (agents.bin / "claude").write_text(
-        script.replace("with open(", "sys.stdin.read()\nwith open(", 1)
+def test_the_prompt_goes_on_stdin_and_no_passage_reaches_the_agents_command_line(
+    agents: Agents, memory: Path
+) -> None:
+    """Any local user reads /proc/PID/cmdline: the recalled passages (and the question) must
+    not be there. The fake reads its stdin to the end while `funes ask`'s own stdin stays
+    open, so the prompt is followed by end of file."""
+    hits = jsonl(run_cmd("funes", "recall", QUESTION, "--json", "-k", "8", "--candidates", "30",
+                         "--neighbors", "1", "--half-life", "30", "--memory", memory).stdout)  # fmt: skip
+    for agent in ("claude", "codex"):
+        proc = subprocess.Popen(
+            [str(BIN / "funes"), "ask", agent, QUESTION, "--memory", str(memory)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**os.environ, "PATH": str(agents.bin)},
+        )  # fmt: skip
+        try:
+            assert proc.wait(timeout=120) == 0
+            assert proc.stdout is not None and proc.stdout.read().startswith(b"The zoom 14")
+        finally:
+            proc.kill()
+            assert proc.stdin is not None
+            proc.stdin.close()
+        [prompt] = agents.prompts(agent)
+        [cmdline] = agents.cmdlines(agent)
+        assert prompt.startswith(INSTRUCTION)
+        assert INSTRUCTION[:40] not in cmdline and QUESTION not in cmdline
+        for h in hits:
+            assert h["text"] in prompt
+            for piece in h["text"].split("\n"):
+                assert piece.strip() == "" or piece not in cmdline
+
+
+def test_an_answer_quoting_a_get_line_cites_only_its_session() -> None:
+    turn = "0b7c1d2e-aaaa-4bbb-8ccc-123456789abc"  # Claude Code turn ids are UUIDs too
+    answer = (
+        f"It is in → get {TILER_SESSION} {turn} --memory /home/ana/m, and in\n"
+        f"`funes get {TILER_SESSION} {turn}`.\nSessions: {TILER_SESSION}"
     )
-    proc = subprocess.Popen(
-        [str(BIN / "funes"), "ask", "claude", QUESTION, "--memory", str(memory)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={**os.environ, "PATH": str(agents.bin)},
-    )  # fmt: skip
-    try:
-        assert proc.wait(timeout=120) == 0
-        assert proc.stdout is not None and proc.stdout.read().startswith(b"The zoom 14 tiles")
-    finally:
-        proc.kill()
-        assert proc.stdin is not None
-        proc.stdin.close()
+    assert citations(answer, [TILER_SESSION]) == [TILER_SESSION]
+    assert unrecalled_citations(answer, [TILER_SESSION]) == []
+    other = "7e57c0de-0000-4bad-8bad-000000000000"
+    assert unrecalled_citations(f"{answer}, {other}", [TILER_SESSION]) == [other]
 
 
 def test_passages_that_would_overflow_an_argument_drop_far_neighbours_first() -> None:
@@ -305,9 +340,9 @@ def test_an_unreachable_hub_memory_is_an_error_not_a_cached_copy(
         r = reader.funes("ask", "claude", "why does the bandicoot importer drop rows?",
                          "--memory", "ana/kb", "--anyway", env=path)  # fmt: skip
         assert r.returncode == 0, r.stderr
-        [argv] = agents.calls("claude")
-        assert "drops rows whose timestamp has no zone" in argv[1]
-        assert "--memory hf://datasets/ana/kb" in argv[1]
+        [prompt] = agents.prompts("claude")
+        assert "drops rows whose timestamp has no zone" in prompt
+        assert "--memory hf://datasets/ana/kb" in prompt
     finally:
         hub.stop()
     # Recall would now read the cached copy (with a note); ask refuses.

@@ -6,9 +6,11 @@ What `funes ask` needs to know about the agents it can ask, and nothing about me
 - :func:`grounding_prompt` — the instruction, the question and the recalled passages (the
   recall agent format, given as text);
 - :func:`child_argv` — the exact non-interactive command line, with every MCP server turned off
-  (the answer must come from the passages, not from funes' own tools);
-- :func:`run` — the child with stdin closed, its stream read event by event: each event may name
-  what the agent is doing (for a spinner) and the answer is taken from the right event;
+  (the answer must come from the passages, not from funes' own tools); it holds no prompt;
+- :func:`run` — the child given the prompt on its standard input (never on its command line,
+  which any local user reads in ``/proc/PID/cmdline``), its stream read event by event: each
+  event may name what the agent is doing (for a spinner) and the answer is taken from the
+  right event;
 - :func:`unrecalled_citations` — the session ids an answer cites that were not recalled.
 """
 
@@ -106,8 +108,8 @@ def preflight(agent: str) -> str:
     return Preflight(agent).check()
 
 
-# One command-line argument may hold at most 128 KiB on Linux (MAX_ARG_STRLEN); the passages
-# are cut to fit well below it (see funes.cli.ask).
+# The passages are cut to fit a prompt of about this size (see funes.cli.ask): eight passages
+# and their neighbours, not a session's worth of text in the agent's context.
 PROMPT_BYTES = 100_000
 
 
@@ -115,15 +117,17 @@ def grounding_prompt(question: str, passages: str) -> str:
     return f"{INSTRUCTION}\n\nQuestion: {question}\n\n== RECALLED PASSAGES ==\n{passages}"
 
 
-def child_argv(agent: str, prompt: str) -> list[str]:
+def child_argv(agent: str) -> list[str]:
+    """The agent's command line: it reads the prompt from standard input (``claude -p`` with
+    no prompt argument, ``codex exec -``)."""
     if agent == "claude":
         return [
-            "claude", "-p", prompt, "--strict-mcp-config", "--mcp-config",
+            "claude", "-p", "--strict-mcp-config", "--mcp-config",
             '{"mcpServers":{}}', "--output-format", "stream-json", "--verbose",
         ]  # fmt: skip
     if agent == "codex":
         return ["codex", "exec", "--json", "--skip-git-repo-check", "-c", "mcp_servers={}",
-                "--", prompt]  # fmt: skip
+                "-"]  # fmt: skip
     raise UsageError(f"cannot ask {agent!r}")
 
 
@@ -226,11 +230,12 @@ class Outcome:
 
 
 def run(agent: str, prompt: str, on_activity: Callable[[str], None] | None = None) -> Outcome:
-    """Run the agent on ``prompt`` (stdin closed, output captured) until it exits."""
+    """Run the agent on ``prompt`` (given on its stdin, which then closes; output captured)
+    until it exits."""
     try:
         proc = subprocess.Popen(
-            child_argv(agent, prompt),
-            stdin=subprocess.DEVNULL,
+            child_argv(agent),
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -243,6 +248,9 @@ def run(agent: str, prompt: str, on_activity: Callable[[str], None] | None = Non
     drain = threading.Thread(target=lambda: err.append(proc.stderr.read() if proc.stderr else ""))
     drain.daemon = True
     drain.start()
+    # Written from a thread: an agent may print before it has read all of a long prompt.
+    feed = threading.Thread(target=_feed, args=(proc, prompt), daemon=True)
+    feed.start()
     out: list[str] = []
     answer = None
     try:
@@ -260,14 +268,28 @@ def run(agent: str, prompt: str, on_activity: Callable[[str], None] | None = Non
             proc.kill()
             proc.wait()
     drain.join(timeout=5)
+    feed.join(timeout=5)
     return Outcome(code, answer, out, "".join(err))
+
+
+def _feed(proc: subprocess.Popen[str], prompt: str) -> None:
+    """The prompt on the child's stdin, then end of file. An agent that exits without reading
+    it all fails on its own terms (its exit status), not here."""
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(prompt)
+        proc.stdin.close()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
 
 
 # ---------------------------------------------------------------------------- citations
 
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _SESSIONS_LINE = re.compile(r"^[\s>*_`-]*sessions?(?:\s+used)?[*_`]*\s*:\s*(.*)$", re.I)
-_GET = re.compile(r"(?:→|\bfunes)\s*get\s+(\S+)")
+# `→ get SESSION TURN [--memory M]` (or `funes get …`): the session is cited; the turn id and
+# memory are not sessions (a Claude Code turn id is a UUID too).
+_GET = re.compile(r"(?:→|\bfunes)\s*get\s+(\S+)(?:[ \t]+(?!-)\S+)?(?:[ \t]+--memory[ \t]+\S+)?")
 _STRIP = "`'\"*_()[]<>.;:"
 _ASIDE = re.compile(r"\([^)]*\)")
 
@@ -289,7 +311,7 @@ def citations(answer: str, recalled: Iterable[str] = ()) -> list[str]:
                 if tok in known or prefix or re.search(r"[\d_-]", tok):
                     found.append(tok)
     found += [m[1].strip(_STRIP) for m in _GET.finditer(answer)]
-    found += [m[0] for m in _UUID.finditer(answer)]
+    found += [m[0] for m in _UUID.finditer(_GET.sub(" ", answer))]
     out: list[str] = []
     for tok in found:
         if tok and tok not in out:

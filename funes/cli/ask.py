@@ -52,8 +52,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    # lazy: funes.agents stays off fast commands' start-up
+    # lazy: funes.agents and funes.render stay off fast commands' start-up
     from funes.agents import ask
+    from funes.render.formats import neutralise, one_line
 
     agent = ask.check_agent(args.agent)
     question = " ".join(args.question).strip()
@@ -72,7 +73,8 @@ def _main(args: argparse.Namespace) -> int:
                 f"{agent} was not asked; rephrase it, look at the nearest passages with "
                 "`funes recall …`, or pass --anyway"
             )
-        prompt = ask.grounding_prompt(question, _passages(result))
+        # the passages are neutralised by the recall format; the question is the user's words
+        prompt = neutralise(ask.grounding_prompt(question, _passages(result)))
         spin.show(f"asking {agent}…")
         outcome = ask.run(agent, prompt, on_activity=spin.show)
     finally:
@@ -83,12 +85,12 @@ def _main(args: argparse.Namespace) -> int:
         if outcome.exit_code != 0:
             raise FunesError(f"`{agent}` failed (exit {outcome.exit_code}); its output is above")
         raise FunesError(f"`{agent}` ended without an answer; its output is above")
-    answer = (outcome.answer or "").rstrip()
+    answer = neutralise((outcome.answer or "").rstrip())
     _print_answer(answer)
     recalled = [h.row["session_id"] for h in result.hits]
     for sid in ask.unrecalled_citations(answer, recalled):
         print(
-            f"funes: the answer cites session {sid}, which is not among the recalled "
+            f"funes: the answer cites session {one_line(sid)}, which is not among the recalled "
             "passages — that part is not grounded in your memory",
             file=sys.stderr,
         )
