@@ -102,6 +102,7 @@ def render(doc: dict[str, Any], src: Path, quick: dict[str, Any] | None) -> str:
         ("ask", ask_section),
         ("hub-traces", hub_traces_section),
         ("hostile", hostile_section),
+        ("verbs", verbs_section),
     ]
     for name, fn in sections:
         if name in s:
@@ -552,3 +553,41 @@ def hostile_section(r: dict[str, Any]) -> list[str]:
         f"**{h['index_processes']}** (all indexed after {h['seconds_until_indexed']} s; hook "
         f"returns in {h['return_ms_median']} ms median) | — | 20 processes, 2.8 GB |",
     ]
+
+
+VERB_AIMS = {  # CPU aims of the issue that added the session verbs, in ms
+    "sessions": ("`funes sessions`", 400),
+    "scan": ("`funes scan`", 400),
+    "get_range": ("ranged `funes get`", 400),
+    "sketch_first": ("`funes sketch`, first", 1000),
+    "sketch_cached": ("`funes sketch`, cached", 200),
+}
+
+
+def verbs_section(r: dict[str, Any]) -> list[str]:
+    sess = r.get("session") or {}
+    out = [
+        f"Cold whole processes on the 20k recall memory (CPU of the child, user + system; the "
+        f"session read is the largest, {num(sess.get('chunks'))} chunks); load "
+        f"{load({'load_start': g(r, 'load', 'start'), 'load_end': g(r, 'load', 'end')})}.",
+        "",
+        "| call | CPU p50 | aim | | wall p50 |",
+        "|---|---|---|---|---|",
+    ]
+    for key, (label, aim) in VERB_AIMS.items():
+        x = r.get(key)
+        if x:
+            out.append(
+                f"| {label} | **{ms(x['cpu_p50_ms'])}** | ≤ {aim} ms "
+                f"| {ok(x['cpu_p50_ms'], aim)} | {ms(x['p50_ms'])} |"
+            )
+    h = r.get("mcp_http_recall_second_client")
+    if h:
+        out += [
+            "",
+            f"MCP over HTTP (`funes mcp --http`), warm recall from a second client while a first "
+            f"is connected, {h['n']} calls: **p50 {ms(h['p50_ms'])}** wall (aim ≤ 150 ms, "
+            f"{ok(h['p50_ms'], 150)}), p90 {ms(h['p90_ms'])}; the server's CPU per call p50 "
+            f"{ms(h.get('server_cpu_p50_ms'))}.",
+        ]
+    return out
