@@ -21,6 +21,7 @@ from funes import plugins
 # One line per verb for `funes help`; verbs without a line still run.
 SUMMARIES = {
     "index": "index agent sessions into the memory",
+    "ingest": "store whole-session envelopes another tool sends (a file or stdin)",
     "recall": "search the memory: ranked passages with provenance",
     "get": "show a turn and the turns around it, or a range of a session's turns",
     "sessions": "list the sessions in the memory, newest first, with their opening prompts",

@@ -68,15 +68,15 @@ def claims(f: Path) -> bool:
 def _check_fields(obj: dict[str, Any], spec: dict[str, Any], what: str) -> str | None:
     for key in obj:
         if key not in spec:
-            return f"unknown field {key!r} on a {what}"
+            return f"unknown field {key!r} on {what}"
     for key, (required, kind) in spec.items():
         if key not in obj or obj[key] is None:
             if required:
-                return f"missing field {key!r} on a {what}"
+                return f"missing field {key!r} on {what}"
             continue
         value = obj[key]
         if isinstance(value, bool) or not isinstance(value, kind):
-            return f"field {key!r} on a {what} must be {_type_name(kind)}"
+            return f"field {key!r} on {what} must be {_type_name(kind)}"
     return None
 
 
@@ -100,7 +100,7 @@ def problem(rec: Any) -> str | None:
     """What makes one record unacceptable, or None."""
     if not isinstance(rec, dict):
         return "not a JSON object"
-    why = _check_fields(rec, TURN_FIELDS, "turn")
+    why = _check_fields(rec, TURN_FIELDS, "a turn")
     if why:
         return why
     if rec.get("format", 1) not in FORMATS:
@@ -117,7 +117,7 @@ def problem(rec: Any) -> str | None:
     for i, block in enumerate(rec["blocks"]):
         if not isinstance(block, dict):
             return f"block {i} is not a JSON object"
-        why = _check_fields(block, BLOCK_FIELDS, f"block ({i})")
+        why = _check_fields(block, BLOCK_FIELDS, f"a block ({i})")
         if why:
             return why
         if block["block_type"] not in BLOCK_TYPES:
