@@ -35,18 +35,23 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    return optimize(args.memory, args.ann, args.json, "optimized")
+
+
+def optimize(memory: str | None, ann: bool | None, as_json: bool, done: str) -> int:
+    """`funes optimize` and `funes compact` (the reference's name): one verb, two spellings."""
     # lazy: numpy stays off fast commands' start-up
     from funes.memories import open_writable
 
-    mem = open_writable(args.memory)
+    mem = open_writable(memory)
     with mem.writer() as w, steps(3, "optimize") as step:
-        report = w.optimize(ann=args.ann, on_step=step)
+        report = w.optimize(ann=ann, on_step=step)
     report["memory"] = mem.label
-    if args.json:
+    if as_json:
         print(json.dumps(report))
     else:
-        ann = "ANN index" if report["ann"] else "flat vector search"
-        print(f"optimized {mem.label}: {report['vectors']} vectors, {ann}")
+        kind = "ANN index" if report["ann"] else "flat vector search"
+        print(f"{done} {mem.label}: {report['vectors']} vectors, {kind}")
     return 0
 
 
