@@ -377,3 +377,67 @@ def test_writers_still_write_a_local_memory_named_like_a_relative_path(tmp_path:
     assert json.loads(r.stdout)["chunks"] == 1
     got = run_cmd("funes", "recall", "--memory", tmp_path / "team" / "kb", "narwhalgrid")
     assert b"the narwhalgrid notes" in got.stdout
+
+
+# ---------------------------------------------------------------------------- a full disk
+
+
+def _in_a_tiny_filesystem(tmp_path: Path, script: str, size: str = "2m") -> str:
+    """Run ``script`` (sh) with ``$TINY`` a fresh tmpfs of ``size``, mounted in a private mount
+    namespace (an unprivileged user namespace, or as root); returns what it printed."""
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    body = f'mount -t tmpfs -o size={size} tmpfs "$TINY" || exit 97\n{script}'
+    env = {**os.environ, "TINY": str(tiny), "PATH": f"{BIN}:{os.environ['PATH']}"}
+    for wrap in (["unshare", "--user", "--map-root-user", "--mount"], ["unshare", "--mount"]):
+        try:
+            r = subprocess.run(
+                [*wrap, "sh", "-c", body], capture_output=True, env=env, timeout=300, check=False
+            )
+        except FileNotFoundError:
+            break
+        if r.returncode != 97 and b"unshare:" not in r.stderr[:200]:
+            return r.stdout.decode() + r.stderr.decode()
+    pytest.skip("no mount namespace here to make a small filesystem in")
+
+
+def test_a_full_disk_is_one_line_saying_what_was_kept(tmp_path: Path) -> None:
+    words = [f"w{i:05d}x" for i in range(4000)]
+    f = write_jsonl(
+        tmp_path / f"{SID}.jsonl",
+        [rec(f"u-{i}", i % 60, " ".join(words[(i * 37 + j) % 4000] for j in range(150)))
+         for i in range(3000)],
+    )  # fmt: skip
+    out = _in_a_tiny_filesystem(
+        tmp_path,
+        f'funes index --no-embed --memory "$TINY/m" {f}; echo "exit=$?"\n'
+        'funes status --memory "$TINY/m" | head -2\n'
+        'funes recall --memory "$TINY/m" w00001x >/dev/null; echo "recall=$?"\n',
+    )
+    funes_lines = [ln for ln in out.splitlines() if ln.startswith("funes:")]
+    assert len(funes_lines) == 1, out
+    line = funes_lines[0]
+    assert line.startswith(f"funes: no space left on the disk holding {tmp_path}/tiny/m — ")
+    kept = int(line.split(" — ")[1].split(" chunks")[0].replace(",", ""))
+    assert kept > 0 and "chunks of this run were stored before it filled and are kept" in line
+    assert ".rs:" not in line and "may be damaged" not in line and "LanceError" not in line
+    assert "exit=1" in out
+    assert f"chunks: {kept}\n" in out  # what it said it kept is what the memory holds
+    assert "recall=0" in out
+
+
+def test_funes_write_on_a_full_disk_says_what_is_intact(tmp_path: Path) -> None:
+    turns = run_cmd("funes-parse", "-", input=json.dumps(rec("u-1", 1, "x " * 500))).stdout
+    chunk = jsonl(run_cmd("funes-chunk", input=turns).stdout)[0]
+    lines = [json.dumps({**chunk, "id": f"{i:016x}", "text": f"{i} " * 600}) for i in range(6000)]
+    (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
+    out = _in_a_tiny_filesystem(
+        tmp_path, f'funes-write --memory "$TINY/m" < {tmp_path}/in.jsonl; echo "exit=$?"\n'
+    )
+    err = [ln for ln in out.splitlines() if ln.startswith("funes")]
+    assert err == [
+        f"funes-write: no space left on the disk holding {tmp_path}/tiny/m — the write in "
+        "progress was not stored; what the memory held before it is intact. Free some space "
+        "and run the command again"
+    ], out
+    assert "exit=1" in out

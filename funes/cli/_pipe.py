@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import IO, Any
 
-from funes.errors import FunesError, UsageError
+from funes.errors import FunesError, UsageError, no_space
 from funes.records import Record, RecordError, loads
 from funes.store.private import private_umask
 
@@ -113,6 +113,10 @@ def run(main: Callable[[], int], prog: str = "funes") -> int:
     except Exception as e:  # never a traceback for the user; FUNES_DEBUG=1 shows it
         if os.environ.get("FUNES_DEBUG"):
             raise
+        if no_space(e):  # outside a memory's writer (which says what it kept)
+            print(f"{prog}: no space left on the disk — free some space and run it again",
+                  file=sys.stderr)  # fmt: skip
+            return 1
         if isinstance(e, OSError) and e.filename:
             # A file funes could not use: name it and say why (permission denied, symlink loop).
             # lazy: funes.sources stays off fast commands' start-up

@@ -46,6 +46,7 @@ from funes.sources import (
     parse_unit,
 )
 from funes.store import open_memory, redaction
+from funes.store.memory import DiskFull
 from funes.store.paths import TABLE, memory_dir
 from funes.store.state import IndexState
 
@@ -156,73 +157,90 @@ def index(
     fresh = not (path / f"{TABLE}.lance").is_dir()
     mem = open_memory(opts.memory, create=True)
     report = IndexReport(memory=mem.label)
+    held = mem.count()
     interactive = stdin_interactive(opts.interactive)
-    with mem.writer(interactive=interactive) as w:
-        # Every row this run writes is redacted: an empty memory is vouched for from the start
-        # (so a run killed half-way still leaves it stamped); one with unvouched rows is not.
-        if not redaction.vouched(path) and mem.count() == 0:
-            redaction.write_stamp(path, ingest={"detectors": "builtin"})
-        state = IndexState.load(path, table_exists=not fresh)
-        run = _Run(w, state, opts, report, progress)
-        deadline = t0 + opts.budget if (sweep and opts.budget is not None) else None
-        finish = opts.yes or deadline is None
-        declined = False  # the user said no to finishing: ask nothing more
-        if sweep:
-            # A file that cannot be read at all (a FIFO where sessions are kept) is said once,
-            # not once per tier, and never opened.
-            report.failed += [(display_path(u.name), u.error) for u in units if u.error]
-            units = [u for u in units if u.error is None]
-            passes = [
-                (
-                    tier,
-                    [
-                        u
-                        for u in units
-                        if not state.current(_key(u), u.signature(), tier, opts.thinking)
-                    ],
-                )
-                for tier in TIERS
-            ]
-            todo = [(tier, u) for tier, us in passes for u in us]
-            pending = {u for _, us in passes for u in us}
-            report.skipped = len([u for u in units if u not in pending])
-            for i, (tier, u) in enumerate(todo):
-                if not finish and deadline is not None and time.monotonic() >= deadline:
-                    left = len(todo) - i
-                    if interactive and ask is not None:
-                        eta = fmt_eta((time.monotonic() - t0) / max(i, 1) * left)
-                        progress.clear()
-                        finish = ask(f"more to index (~{eta} left, rough). Finish it now? [Y/n] ")
-                        declined = not finish
-                    if not finish:
-                        report.passes_left = left
-                        report.sessions_left = len({_key(x) for _, x in todo[i:]})
-                        break
-                run.unit(u, (tier,), tier, i + 1, len(todo))
-        else:
-            for i, u in enumerate(units):
-                if state.current(_key(u), u.signature(), TIERS[-1], opts.thinking):
-                    report.skipped += 1
-                    continue
-                run.unit(u, TIERS, "indexing", i + 1, len(units))
-        run.flush()
-        progress.clear()
-        if opts.embed:
-            # A budgeted sweep embeds in what is left of its budget; told to finish, all of it.
-            t_embed = time.monotonic()
-            embed_behind(w, report, progress, None if finish else deadline)
-            left = mem.count_without_vectors()
-            asking = interactive and ask is not None and not (finish or declined)
-            if left and asking and ask is not None and report.embed_note is None:
-                rate = report.embedded / max(time.monotonic() - t_embed, 1e-3)
-                eta = fmt_eta(left / (rate if report.embedded else EMBED_RATE_GUESS))
-                question = (
-                    f"{left:,} chunks are searchable by words but still need vectors "
-                    f"(~{eta} left, rough). Finish it now? [Y/n] "
-                )
-                if ask(question):
-                    embed_behind(w, report, progress, None)
-        report.without_vectors = mem.count_without_vectors()
+    try:
+        with mem.writer(interactive=interactive) as w:
+            # Every row this run writes is redacted: an empty memory is vouched for from the start
+            # (so a run killed half-way still leaves it stamped); one with unvouched rows is not.
+            if not redaction.vouched(path) and mem.count() == 0:
+                redaction.write_stamp(path, ingest={"detectors": "builtin"})
+            state = IndexState.load(path, table_exists=not fresh)
+            run = _Run(w, state, opts, report, progress)
+            deadline = t0 + opts.budget if (sweep and opts.budget is not None) else None
+            finish = opts.yes or deadline is None
+            declined = False  # the user said no to finishing: ask nothing more
+            if sweep:
+                # A file that cannot be read at all (a FIFO where sessions are kept) is said once,
+                # not once per tier, and never opened.
+                report.failed += [(display_path(u.name), u.error) for u in units if u.error]
+                units = [u for u in units if u.error is None]
+                passes = [
+                    (
+                        tier,
+                        [
+                            u
+                            for u in units
+                            if not state.current(_key(u), u.signature(), tier, opts.thinking)
+                        ],
+                    )
+                    for tier in TIERS
+                ]
+                todo = [(tier, u) for tier, us in passes for u in us]
+                pending = {u for _, us in passes for u in us}
+                report.skipped = len([u for u in units if u not in pending])
+                for i, (tier, u) in enumerate(todo):
+                    if not finish and deadline is not None and time.monotonic() >= deadline:
+                        left = len(todo) - i
+                        if interactive and ask is not None:
+                            eta = fmt_eta((time.monotonic() - t0) / max(i, 1) * left)
+                            progress.clear()
+                            finish = ask(
+                                f"more to index (~{eta} left, rough). Finish it now? [Y/n] "
+                            )
+                            declined = not finish
+                        if not finish:
+                            report.passes_left = left
+                            report.sessions_left = len({_key(x) for _, x in todo[i:]})
+                            break
+                    run.unit(u, (tier,), tier, i + 1, len(todo))
+            else:
+                for i, u in enumerate(units):
+                    if state.current(_key(u), u.signature(), TIERS[-1], opts.thinking):
+                        report.skipped += 1
+                        continue
+                    run.unit(u, TIERS, "indexing", i + 1, len(units))
+            run.flush()
+            progress.clear()
+            if opts.embed:
+                # A budgeted sweep embeds in what is left of its budget; told to finish, all of it.
+                t_embed = time.monotonic()
+                embed_behind(w, report, progress, None if finish else deadline)
+                left = mem.count_without_vectors()
+                asking = interactive and ask is not None and not (finish or declined)
+                if left and asking and ask is not None and report.embed_note is None:
+                    rate = report.embedded / max(time.monotonic() - t_embed, 1e-3)
+                    eta = fmt_eta(left / (rate if report.embedded else EMBED_RATE_GUESS))
+                    question = (
+                        f"{left:,} chunks are searchable by words but still need vectors "
+                        f"(~{eta} left, rough). Finish it now? [Y/n] "
+                    )
+                    if ask(question):
+                        embed_behind(w, report, progress, None)
+            report.without_vectors = mem.count_without_vectors()
+    except DiskFull as e:
+        # Every table version Lance committed is whole (and the lexical index catches up with
+        # it on the next open): what the table holds now is what this run kept.
+        try:
+            mem.reload()
+            kept = f"{mem.count() - held:,} chunks"
+        except Exception:
+            kept = "the chunks"
+        raise DiskFull(
+            e.label,
+            kept=f"{kept} of this run were stored before it filled and are kept, the rest was "
+            "not (a rerun goes on from there)",
+        ) from None
     report.seconds = time.monotonic() - t0
     return report
 

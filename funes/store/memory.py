@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from funes.chunking import EMBEDDED_SPLITS
-from funes.errors import FunesError
+from funes.errors import FunesError, no_space
 from funes.models.pins import EMBEDDER_PIN
 from funes.records import Chunk
 from funes.store import redaction
@@ -82,6 +82,22 @@ def schema(model: str | None = None, dim: int = DIM) -> pa.Schema:
 
 class MemoryMissing(FunesError):
     """There is no table at this memory path yet."""
+
+
+class DiskFull(FunesError):
+    """The disk holding a memory filled up while it was being written. Lance commits a version
+    only once its files are whole, and the lexical index catches up with the table on the next
+    open, so what was stored before the failed write is intact."""
+
+    def __init__(self, label: str, kept: str = "") -> None:
+        self.label = label
+        kept = (
+            kept or "the write in progress was not stored; what the memory held before it is intact"
+        )
+        super().__init__(
+            f"no space left on the disk holding {label} — {kept}. Free some space and run the "
+            "command again"
+        )
 
 
 class MemoryIncompatible(FunesError):
@@ -362,9 +378,14 @@ class Memory:
             sweep(self.path)  # plaintext scan files a killed scrub or push left behind
             self.reload()
             self.lexical = LexicalIndex.open(self.path / "lexical")
-            w = MemoryWriter(self)
-            w.reconcile()
-            yield w
+            try:
+                w = MemoryWriter(self)
+                w.reconcile()
+                yield w
+            except Exception as e:
+                if no_space(e):
+                    raise DiskFull(self.label) from None
+                raise
 
 
 @contextlib.contextmanager
