@@ -4,6 +4,7 @@ whether anything answers there."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from test_agents import calls, fakes, funes  # noqa: F401  (fakes is a fixture)
@@ -56,3 +57,25 @@ def test_doctor_says_when_nothing_answers_at_the_registered_url(
     out = funes("doctor", "claude", state=fakes)
     assert "  mcp: registered\n" in out.stdout
     assert f"mcp http: nothing answers at {url} — " in out.stdout
+
+
+def test_agents_wired_by_json_config_get_the_url_in_their_own_shape(
+    private_home: Path,
+    fakes: Path,  # noqa: F811
+) -> None:
+    want = {
+        "gemini": (".gemini/settings.json", "mcpServers", {"httpUrl": URL}),
+        "qwen": (".qwen/settings.json", "mcpServers", {"httpUrl": URL}),
+        "cursor": (".cursor/mcp.json", "mcpServers", {"url": URL}),
+        "copilot": (".copilot/mcp-config.json", "mcpServers",
+                    {"type": "http", "url": URL, "tools": ["*"]}),
+        "opencode": (".config/opencode/opencode.json", "mcp",
+                     {"type": "remote", "url": URL, "enabled": True}),
+    }  # fmt: skip
+    for agent, (path, key, entry) in want.items():
+        out = funes("add", agent, "--mcp-http", "--no-index", state=fakes)
+        assert out.returncode == 0, (agent, out.stderr)
+        doc = json.loads((private_home / path).read_text())
+        assert doc[key]["funes"] == entry, agent
+        doctor = funes("doctor", agent, "--json", state=fakes)
+        assert json.loads(doctor.stdout)["agents"][0]["mcp"] is True, agent

@@ -42,13 +42,24 @@ def stdio_entry(ctx: Context) -> dict[str, Any]:
     return {"command": ctx.funes_bin, "args": mcp_args(ctx.memory)}
 
 
+def url_entry(url: str) -> dict[str, Any]:
+    """The common shape of an HTTP server (`funes add --mcp-http`): ``{"url"}``."""
+    return {"url": url}
+
+
 def mcp_json_agent(
     name: str,
     config: Callable[[Context], Path],
     entry: Callable[[Context], dict[str, Any]] = stdio_entry,
     key: str = "mcpServers",
+    http_entry: Callable[[str], dict[str, Any]] = url_entry,
 ) -> Agent:
-    """An :class:`Agent` whose wiring is ``<key>.funes`` in the JSON file ``config(ctx)``."""
+    """An :class:`Agent` whose wiring is ``<key>.funes`` in the JSON file ``config(ctx)``:
+    ``entry(ctx)``, or ``http_entry(url)`` when ``ctx.mcp_url`` names the machine's
+    `funes mcp --http` server."""
+
+    def wanted(ctx: Context) -> dict[str, Any]:
+        return http_entry(ctx.mcp_url) if ctx.mcp_url else entry(ctx)
 
     def add(ctx: Context, res: Result) -> None:
         path = config(ctx)
@@ -62,7 +73,7 @@ def mcp_json_agent(
         if servers is not None and not isinstance(servers, dict):
             res.problem(f"{ctx.show(path)}: its {key!r} is not an object; left untouched")
             return
-        want = entry(ctx)
+        want = wanted(ctx)
         pristine = not (isinstance(servers, dict) and SERVER in servers)
         new = copy.deepcopy(doc)
         new.setdefault(key, {})[SERVER] = want
@@ -95,7 +106,7 @@ def mcp_json_agent(
         try:
             doc, _ = load_json_object(path)
             servers = (doc or {}).get(key)
-            mcp = isinstance(servers, dict) and same(servers.get(SERVER), entry(ctx))
+            mcp = isinstance(servers, dict) and same(servers.get(SERVER), wanted(ctx))
             if isinstance(servers, dict) and SERVER in servers and not mcp:
                 mcp = True  # registered, with another binary or memory
         except ConfigError:

@@ -19,4 +19,6 @@ def entry(ctx: Context) -> dict[str, Any]:
     return {"type": "local", **stdio_entry(ctx), "tools": ["*"]}
 
 
-AGENT = mcp_json_agent("copilot", config, entry)
+AGENT = mcp_json_agent(
+    "copilot", config, entry, http_entry=lambda url: {"type": "http", "url": url, "tools": ["*"]}
+)

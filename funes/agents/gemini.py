@@ -13,4 +13,4 @@ def config(ctx: Context) -> Path:
     return env_dir("GEMINI_CLI_HOME", ctx.home) / ".gemini" / "settings.json"
 
 
-AGENT = mcp_json_agent("gemini", config)
+AGENT = mcp_json_agent("gemini", config, http_entry=lambda url: {"httpUrl": url})

@@ -20,4 +20,10 @@ def entry(ctx: Context) -> dict[str, Any]:
     return {"type": "local", "command": [ctx.funes_bin, *mcp_args(ctx.memory)], "enabled": True}
 
 
-AGENT = mcp_json_agent("opencode", config, entry, key="mcp")
+AGENT = mcp_json_agent(
+    "opencode",
+    config,
+    entry,
+    key="mcp",
+    http_entry=lambda url: {"type": "remote", "url": url, "enabled": True},
+)

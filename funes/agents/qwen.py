@@ -13,4 +13,4 @@ def config(ctx: Context) -> Path:
     return ctx.home / ".qwen" / "settings.json"
 
 
-AGENT = mcp_json_agent("qwen", config)
+AGENT = mcp_json_agent("qwen", config, http_entry=lambda url: {"httpUrl": url})
