@@ -207,7 +207,14 @@ def test_agent_format_matches_the_reference_byte_for_byte() -> None:
         "  ~ [user text seq5] thanks\n"
         "---\n"
     )
-    assert recall_agent(Result(Query("q"), [], "weak", "m")) == "no results"
+    assert recall_agent(Result(Query("q"), [], "weak", "m")) == (
+        "no results — nothing in m matches the question; `funes status` says what it holds\n"
+    )
+    since = Query("q", filters=Filters(since="30d", harness="codex", block_type="text"))
+    assert recall_agent(Result(since, [], "weak", "m")) == (
+        "no results — nothing in m matches the filters (--type text, --harness codex, "
+        "--since 30d); widen or drop them, or see what the memory holds with `funes status`\n"
+    )
     weak = recall_agent(Result(Query("q"), [hit], "weak", "m"))
     assert weak.startswith(WEAK_LINE + "\n[2026-06-19T01:29:59.000Z]")
 

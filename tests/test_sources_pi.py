@@ -174,4 +174,10 @@ def test_a_pi_hit_carries_pis_own_session_id_and_session_filters_by_it(
     assert header.startswith("[2026-03-04T10:00:00.000Z] pi -Users-bo-site/0194b2c7 text")
     assert get_line == f"  → get {pi_id} k1 --memory {mem}"
     other = run_cmd("funes", "recall", "what builds the css", "--memory", mem, "--session", "s-77")
-    assert other.stdout == b"no results"
+    assert (
+        other.stdout
+        == (
+            f"no results — nothing in {mem} matches the filters (--session s-77); widen or drop "
+            "them, or see what the memory holds with `funes status`\n"
+        ).encode()
+    )

@@ -132,7 +132,7 @@ def recall_agent(result: Any, note: str = "") -> str:
     memory (see the module's escaping notes)."""
     note = note or getattr(result, "note", "")
     if not result.hits:
-        return note + "no results"
+        return note + no_results(result) + "\n"
     out = [note]
     if result.verdict == "weak":
         out.append(WEAK_LINE + "\n")
@@ -190,6 +190,29 @@ _SHAPES = {
 }
 
 
+_FLAG = {"block_type": "type"}  # a filter's field → its recall option
+
+
+def no_results(result: Any) -> str:
+    """`no results` and why: the filters that left nothing to rank (`--since 30d` over a
+    memory whose sessions are older), or a question nothing in the memory matches."""
+    filters = getattr(getattr(result, "query", None), "filters", None)
+    given = [
+        f"--{_FLAG.get(name, name)} {one_line(value)}"
+        for name, value in vars(filters).items()
+        if value not in (None, "")
+    ] if filters is not None else []  # fmt: skip
+    label = one_line(result.memory)
+    if given:
+        return (
+            f"no results — nothing in {label} matches the filters ({', '.join(given)}); "
+            "widen or drop them, or see what the memory holds with `funes status`"
+        )
+    return (
+        f"no results — nothing in {label} matches the question; `funes status` says what it holds"
+    )
+
+
 def recall_human(result: Any, style: Any) -> str:
     """Hits for a person at a terminal: a numbered header per hit, the full session id, the
     passage wrapped to the terminal, neighbours dimmed, and a `funes get` line that runs as
@@ -199,7 +222,7 @@ def recall_human(result: Any, style: Any) -> str:
     note = getattr(result, "note", "")
     out = [note] if note else []
     if not result.hits:
-        return "".join(out) + "no results\n"
+        return "".join(out) + no_results(result) + "\n"
     width = style.width
     if result.verdict == "weak":
         out.append(style.warn(textwrap.fill(WEAK_LINE, width)) + "\n\n")
