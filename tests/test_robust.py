@@ -441,3 +441,11 @@ def test_funes_write_on_a_full_disk_says_what_is_intact(tmp_path: Path) -> None:
         "and run the command again"
     ], out
     assert "exit=1" in out
+
+
+def test_embedding_writes_nothing_under_the_users_cache_microsoft(private_home: Path) -> None:
+    turns = run_cmd("funes-parse", "-", input=json.dumps(rec("u-1", 1, "embed me"))).stdout
+    r = run_cmd("funes-embed", input=run_cmd("funes-chunk", input=turns).stdout)
+    assert r.returncode == 0, r.stderr
+    assert len(jsonl(r.stdout)[0]["vector"]) == 384
+    assert not (private_home / ".cache" / "Microsoft").exists()

@@ -11,9 +11,15 @@ Importing this package is cheap; onnxruntime, tokenizers and numpy load on first
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
 from funes.models.pins import EMBEDDER_PIN, RERANKER_PIN, ModelError
+
+# onnxruntime (1.2x+ on Linux) otherwise writes a device id and queues telemetry events under
+# ~/.cache/Microsoft on its first session; it reads this when it is imported, and every module
+# of this package that imports it is imported after this line. A value the user set is kept.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 if TYPE_CHECKING:
     from funes.models.embedder import Embedder, LazyEmbedder, embed_chunks, load_embedder
