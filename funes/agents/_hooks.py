@@ -1,0 +1,120 @@
+"""The hook scripts and the hook entries funes puts in an agent's configuration."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from funes.agents._common import ConfigError, Context
+from funes.agents._files import packaged, remove_file, write_if_changed
+from funes.agents._registry import Agent, registry
+
+INDEX_SCRIPT = "funes-index.sh"
+PUSH_SCRIPT = "funes-push.sh"
+# A hook entry is funes' iff its command names one of these (the push script is kept so
+# an install by the reference implementation is recognised and replaced).
+SCRIPT_NAMES = ("funes-index.sh", "funes-push.sh")
+# The lines of the index hook written from the registered agents lie between these.
+AGENT_CASES = (b"\t# agents: begin\n", b"\t# agents: end\n")
+
+
+def hook_script() -> bytes:
+    """The index hook script, with a case for each registered agent that names the file to
+    index when its payload names no transcript (``Agent.hook_transcript``)."""
+    return with_agent_cases(packaged(f"hooks/{INDEX_SCRIPT}"), registry().values())
+
+
+def with_agent_cases(script: bytes, agents: Iterable[Agent]) -> bytes:
+    """``script`` with the lines between its ``# agents: begin`` and ``# agents: end`` markers
+    written from ``agents``."""
+    head, begin, rest = script.partition(AGENT_CASES[0])
+    _, end, tail = rest.partition(AGENT_CASES[1])
+    if not begin or not end:
+        return script
+    cases = "".join(f"\t{a.name}) db={a.hook_transcript} ;;\n" for a in agents if a.hook_transcript)
+    return head + begin + cases.encode("utf-8") + end + tail
+
+
+def install_script(dest: Path) -> bool:
+    return write_if_changed(dest, hook_script(), 0o755)
+
+
+def push_script() -> bytes:
+    return packaged(f"hooks/{PUSH_SCRIPT}")
+
+
+def sync_push_script(ctx: Context, dest: Path) -> bool:
+    """Install the push hook script when a Hub memory is bound, remove it otherwise."""
+    if ctx.push_memory:
+        return write_if_changed(dest, push_script(), 0o755)
+    return remove_file(dest)
+
+
+# ---------------------------------------------------------------------------- hook commands
+
+
+def quote(field_: str) -> str:
+    """A double-quoted command field: backslash and double quote escaped, ``$`` kept so the
+    hook runner can expand ``${CLAUDE_PLUGIN_ROOT}``."""
+    return '"' + field_.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def hook_command(script: str, agent: str, funes_bin: str, memory: str | None) -> str:
+    parts = ["bash", quote(script), quote(agent), "--funes", quote(funes_bin)]
+    if memory:
+        parts += ["--memory", quote(memory)]
+    return " ".join(parts)
+
+
+def is_funes_command(command: object) -> bool:
+    return isinstance(command, str) and any(n in command for n in SCRIPT_NAMES)
+
+
+def mcp_args(memory: str | None) -> list[str]:
+    return ["mcp", "--memory", memory] if memory else ["mcp"]
+
+
+# ---------------------------------------------------------------------------- JSON hooks
+
+
+def is_funes_group(group: object) -> bool:
+    if not isinstance(group, dict):
+        return False
+    hooks = group.get("hooks")
+    return isinstance(hooks, list) and any(
+        isinstance(h, dict) and is_funes_command(h.get("command")) for h in hooks
+    )
+
+
+def has_funes_hooks(doc: dict[str, Any]) -> bool:
+    hooks = doc.get("hooks")
+    return isinstance(hooks, dict) and any(
+        isinstance(gs, list) and any(is_funes_group(g) for g in gs) for gs in hooks.values()
+    )
+
+
+def merge_hooks(doc: dict[str, Any], desired: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Drop funes groups from every event, append the desired ones, delete the
+    events that this emptied. Everything else keeps its place and value."""
+    if not desired and "hooks" not in doc:
+        return doc
+    hooks = doc.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError('its "hooks" value is not an object')
+    merged: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if isinstance(groups, list):
+            kept = [g for g in groups if not is_funes_group(g)]
+            if kept or not groups or event in desired:
+                merged[event] = kept
+        else:
+            merged[event] = groups
+    for event, groups in desired.items():
+        current = merged.get(event, [])
+        if not isinstance(current, list):
+            raise ConfigError(f'its "hooks.{event}" value is not a list')
+        merged[event] = current + groups
+    out = dict(doc)
+    out["hooks"] = merged
+    return out
