@@ -294,4 +294,33 @@ def test_a_burst_of_hooks_costs_one_indexing_process_at_a_time(private_home: Pat
     assert 1 <= len(runs) <= 3, runs
     indexed = " ".join(runs)
     assert str(a) in indexed and str(b) in indexed
-    assert log_file().read_text().count(": ok (indexed sessions=1)") == len(runs)
+    log = log_file().read_text()
+    for sid in (a.stem, b.stem):  # each session's hook is logged as run, under its own name
+        assert f"claude Stop {sid}: ok (indexed sessions=1)" in log
+    assert log.count(": ok (indexed sessions=1)") <= 2 * len(runs)
+
+
+def test_a_codex_hook_picked_up_by_a_running_claude_worker_is_logged_as_codexs(
+    private_home: Path,
+) -> None:
+    """A Codex turn ends while a Claude hook's worker indexes: the Claude worker indexes the
+    Codex transcript too, and the log (so `funes doctor`) says Codex's hook ran, and how."""
+    from funes.agents import hooklog
+
+    fake = private_home / "fake-funes"
+    fake.write_text('#!/bin/sh\necho "run: $*" >> "$HOME/ran"\nsleep 2\necho indexed sessions=1\n')
+    fake.chmod(0o755)
+    a = claude_transcript(private_home, "aaaa1111")
+    rollout = write_jsonl(private_home / ".codex/sessions/2026/11/30/rollout-x.jsonl", [{"x": 1}])
+    proc, _ = run_hook(stop_payload(a, "aaaa1111"), "claude", "--funes", str(fake))
+    assert proc.returncode == 0
+    wait_for("claude Stop aaaa1111: start")
+    codex = json.dumps({"session_id": "0199c0de", "transcript_path": str(rollout),
+                        "hook_event_name": "Stop"}).encode()  # fmt: skip
+    proc, _ = run_hook(codex, "codex", "--funes", str(fake))
+    assert proc.returncode == 0
+    log = wait_for("codex Stop 0199c0de: ok (indexed sessions=1)")
+    assert f"codex Stop 0199c0de: start {rollout}" in log
+    assert "claude Stop 0199c0de" not in log
+    start, end = hooklog.last_run("codex", hooklog.read())
+    assert start is not None and end is not None and end.outcome == "ok"

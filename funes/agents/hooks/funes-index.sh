@@ -139,6 +139,20 @@ log() {
 	printf '%s %s %s %s: %s\n' "$(date +%Y-%m-%dT%H:%M:%S%z)" "$agent" "$event" "$session" "$*" >>"$logfile"
 }
 
+# Log a step once for each hook whose target the current run indexes (`$runners`: one
+# "<agent> <event> <session>" per line, from the queue), so a Codex hook whose transcript a
+# Claude hook's worker picks up is logged as Codex's; without runners, as this hook's.
+log_runners() {
+	if [ -z "$runners" ]; then
+		log "$@"
+		return
+	fi
+	printf '%s\n' "$runners" | while IFS= read -r who; do
+		[ -n "$who" ] && printf '%s %s: %s\n' "$(date +%Y-%m-%dT%H:%M:%S%z)" "$who" "$*" >>"$logfile"
+	done
+}
+runners=""
+
 if [ -z "$funes_bin" ] || [ ! -x "$funes_bin" ]; then
 	found=$(command -v funes 2>/dev/null)
 	for d in "$HOME/.local/bin" /opt/homebrew/bin /usr/local/bin /usr/bin /bin; do
@@ -185,7 +199,8 @@ queue="$logdir/.queue.$key"
 lockfile="$logdir/.index.$key.lock"
 mkdir -p "$queue" 2>/dev/null || exit 0
 entry="$queue/$kind.$(printf '%s' "$target" | cksum | cut -d' ' -f1)"
-printf '%s' "$target" >"$entry.$$" 2>/dev/null && mv -f "$entry.$$" "$entry" 2>/dev/null
+printf '%s\n%s %s %s\n' "$target" "$agent" "$event" "$session" >"$entry.$$" 2>/dev/null &&
+	mv -f "$entry.$$" "$entry" 2>/dev/null
 
 have_flock=""
 command -v flock >/dev/null 2>&1 && have_flock=1
@@ -234,7 +249,7 @@ run_index() {
 	shift
 	set -- index "$@" --yes
 	[ -n "$memory" ] && set -- "$@" --memory "$memory"
-	log "start $what"
+	log_runners "start $what"
 	tries=0
 	while :; do
 		"$funes_bin" "$@" >"$out" 2>&1 8>&-
@@ -242,7 +257,7 @@ run_index() {
 		[ "$rc" -eq 0 ] && break
 		if [ "$tries" -lt "${FUNES_HOOK_RETRIES:-3}" ] && grep -q "another funes memory operation is in progress" "$out" 2>/dev/null; then
 			tries=$((tries + 1))
-			log "busy: another funes memory operation is in progress; retrying in ${FUNES_HOOK_RETRY_SECONDS:-20}s ($tries/${FUNES_HOOK_RETRIES:-3})"
+			log_runners "busy: another funes memory operation is in progress; retrying in ${FUNES_HOOK_RETRY_SECONDS:-20}s ($tries/${FUNES_HOOK_RETRIES:-3})"
 			sleep "${FUNES_HOOK_RETRY_SECONDS:-20}"
 			continue
 		fi
@@ -250,10 +265,13 @@ run_index() {
 	done
 	if [ "$rc" -eq 0 ]; then
 		summary=$(grep -v '^funes: ' "$out" 2>/dev/null | tail -n 1)
-		log "ok${summary:+ ($summary)}"
+		log_runners "ok${summary:+ ($summary)}"
 	else
-		log "FAILED (exit $rc)"
-		tail -n 20 "$out" 2>/dev/null | sed 's/^/    /' >>"$logfile"
+		printf '%s\n' "${runners:-$agent $event $session}" | while IFS= read -r who; do
+			[ -n "$who" ] || continue
+			printf '%s %s: %s\n' "$(date +%Y-%m-%dT%H:%M:%S%z)" "$who" "FAILED (exit $rc)" >>"$logfile"
+			tail -n 20 "$out" 2>/dev/null | sed 's/^/    /' >>"$logfile"
+		done
 	fi
 }
 
@@ -263,17 +281,30 @@ drain() {
 	while queued; do
 		set --
 		harnesses=""
+		paths_by=""
 		for e in "$queue"/p.* "$queue"/h.*; do
 			[ -e "$e" ] || continue
-			t=$(cat "$e" 2>/dev/null)
+			t=$(sed -n 1p "$e" 2>/dev/null)
+			who=$(sed -n 2p "$e" 2>/dev/null)
 			rm -f "$e"
 			[ -n "$t" ] || continue
 			case ${e##*/} in
-			p.*) [ -e "$t" ] && set -- "$@" "$t" ;;
+			p.*)
+				[ -e "$t" ] || continue
+				set -- "$@" "$t"
+				case "
+$paths_by
+" in *"
+$who
+"*) ;; *) paths_by="${paths_by:+$paths_by
+}$who" ;; esac
+				;;
 			h.*) harnesses="$harnesses $t" ;;
 			esac
 		done
+		runners=$paths_by
 		[ $# -gt 0 ] && run_index "$*" "$@"
+		runners=""
 		for h in $harnesses; do
 			run_index "--harness $h" --harness "$h"
 		done
