@@ -36,3 +36,33 @@ def test_compact_is_refused_for_a_hub_memory_or_two_memories(tmp_path: Path) -> 
     )
     r = run_cmd("funes", "compact", tmp_path / "a", "--memory", tmp_path / "b")
     assert r.returncode == 2 and r.stderr.decode().startswith("funes: give the memory once")
+
+
+def test_doctor_finds_duplicate_rows_and_stale_state_entries(tmp_path: Path) -> None:
+    import json
+
+    import lancedb
+
+    from funes.store import open_memory
+    from funes.store.memory import chunks_to_arrow
+
+    mem = build(tmp_path / "memory", [chunk("s", i, f"passage {i}") for i in range(5)], None)
+    # a raced write: the same chunk appended by a second writer that did not see the first
+    twice = chunks_to_arrow([chunk("s", 3, "passage 3")], open_memory(mem))
+    lancedb.connect(str(mem)).open_table("chunks").add(twice)
+    transcript = tmp_path / "gone.jsonl"
+    (mem / "state.json").write_text(
+        json.dumps({str(transcript): {"sig": "1:2", "level": "text", "thinking": True}})
+    )
+    r = run_cmd("funes", "doctor", "claude", "--memory", mem, "--json")
+    got = json.loads(r.stdout)["memory"]
+    assert (got["duplicate_rows"], got["stale_state_entries"]) == (1, 1)
+    text = run_cmd("funes", "doctor", "claude", "--memory", mem).stdout.decode()
+    assert "  1 duplicate rows: chunk ids stored more than once" in text
+    assert (
+        f"  1 indexed transcript files no longer exist (their sessions stay in the memory), e.g. {transcript}"
+        in text
+    )
+    transcript.write_text("")
+    again = json.loads(run_cmd("funes", "doctor", "claude", "--memory", mem, "--json").stdout)
+    assert again["memory"]["stale_state_entries"] == 0

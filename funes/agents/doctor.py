@@ -20,6 +20,7 @@ from typing import Any
 from funes.agents import Context, get, hooklog, names
 from funes.agents._common import Registrations
 from funes.store.private import too_open
+from funes.store.state import IndexState
 
 
 @dataclass
@@ -102,20 +103,31 @@ def agent_report(agent: str, ctx: Context, entries: list[hooklog.Entry]) -> Agen
 
 
 def pending(memory: str | None = None) -> dict[str, Any] | None:
-    """Work the memory still owes: chunks stored without vectors. None when no memory opens."""
+    """Work the memory still owes (chunks stored without vectors) and what is wrong with it:
+    chunk ids stored more than once (a raced write), indexing-state entries for transcript
+    files that no longer exist. None when no memory opens."""
     try:
-        # lazy: numpy stays off fast commands' start-up
+        # lazy: numpy and pyarrow stay off fast commands' start-up
+        import pyarrow.compute as pc
+
         from funes.memories import open_one
 
         mem = open_one(memory)
         counts = mem.counts()
+        ids = mem.rows(columns=("id",)).column("id")
+        duplicates = len(ids) - pc.count_distinct(ids).as_py()
     except Exception:
         return None
+    state = IndexState.load(mem.path)
+    stale = [k for k in state.entries if k.startswith("/") and not os.path.exists(k)]
     return {
         "memory": str(mem.path),
         "chunks": counts.chunks,
         "sessions": counts.sessions,
         "without_vectors": counts.without_vectors,
+        "duplicate_rows": duplicates,
+        "stale_state_entries": len(stale),
+        "stale_examples": stale[:3],
     }
 
 

@@ -99,6 +99,16 @@ def render(rep: dict[str, Any]) -> str:
         if mem["without_vectors"]:
             line += f"; vectors pending for {mem['without_vectors']} (`funes index --backfill`)"
         out.append(line)
+        if mem.get("duplicate_rows"):
+            out.append(
+                f"  {mem['duplicate_rows']} duplicate rows: chunk ids stored more than once "
+                "(two writers raced); recall shows each passage once"
+            )
+        if mem.get("stale_state_entries"):
+            out.append(
+                f"  {mem['stale_state_entries']} indexed transcript files no longer exist (their "
+                "sessions stay in the memory), e.g. " + ", ".join(mem["stale_examples"][:1])
+            )
     http = rep.get("mcp_http")
     if http:
         if http["answers"]:
