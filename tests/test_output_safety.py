@@ -291,3 +291,31 @@ def test_mcp_tools_return_no_raw_escape(nasty_memory: tuple[Path, dict[str, str]
     ):
         s = text if isinstance(text, str) else "".join(c.text for c in text.content)
         assert "\x1b" not in s and harmful(s) == []
+
+
+def test_the_ask_prompt_carries_no_raw_escape(
+    nasty_memory: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """The grounding prompt an agent reads (its stdin) holds the passage's text, neutralised,
+    and the question's, neutralised too."""
+    mem, env = nasty_memory
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    result = {"type": "result", "is_error": False, "result": "An answer.\n\nSessions: none"}
+    (bin_dir / "claude").write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        "if sys.argv[1:] == ['--version']:\n"
+        "    print('claude 9.9.9 (fake)'); sys.exit(0)\n"
+        f"open({str(tmp_path / 'prompt')!r}, 'w').write(sys.stdin.read())\n"
+        f"print({json.dumps(json.dumps(result))})\n"
+    )
+    (bin_dir / "claude").chmod(0o755)
+    r = run_cmd(
+        "funes", "ask", "claude", "what did gibbonwharf print\x1b[2J?", "--anyway",
+        "--memory", mem, env={**env, "PATH": str(bin_dir)},
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    prompt = (tmp_path / "prompt").read_text()
+    assert "gibbonwharf output" in prompt and "pwned title" in prompt
+    assert "\x1b" not in prompt and harmful(prompt) == []
