@@ -205,6 +205,18 @@ class FoldSearcher:
 FOLDS = 5
 
 
+def fold_pair(f: int) -> Any:
+    """The pair model that may score a question of weights fold ``f`` (fold ``FOLDS`` is the
+    frozen fold): one that never saw that fold's repositories (bench/pair/features.py); None
+    when no such model was trained (the weights' pair stage is then skipped)."""
+    from bench.pair import features
+
+    try:
+        return features.model_for("frozen" if f == FOLDS else f)
+    except FileNotFoundError:
+        return None
+
+
 def run(rebuild: bool = False) -> dict[str, Any]:
     """Every system on eval-dev and on the labelled set (whatever of it is restored), the
     learned stage cross-validated by repository over both sets together."""
@@ -243,7 +255,10 @@ def run(rebuild: bool = False) -> dict[str, Any]:
             p: Any = pools,
         ) -> FoldSearcher:
             by_fold = {
-                f: Pooled(Searcher(m, emb, rerank, recency=recency, weights=str(path)), p)
+                f: Pooled(
+                    Searcher(m, emb, rerank, recency=recency, weights=str(path), pair=fold_pair(f)),
+                    p,
+                )
                 for f, path in enumerate(fold_files)
             }
             return FoldSearcher(by_fold, folds)
