@@ -209,11 +209,11 @@ def fold_pair(f: int) -> Any:
     """The pair model that may score a question of weights fold ``f`` (fold ``FOLDS`` is the
     frozen fold): one that never saw that fold's repositories (bench/pair/features.py); None
     when no such model was trained (the weights' pair stage is then skipped)."""
-    from bench.pair import features
-
     try:
+        from bench.pair import features
+
         return features.model_for("frozen" if f == FOLDS else f)
-    except FileNotFoundError:
+    except (ImportError, FileNotFoundError):
         return None
 
 
