@@ -278,7 +278,7 @@ def test_a_hit_carries_a_few_neighbour_lines_not_a_whole_busy_turn(tmp_path: Pat
     recs = [
         claude("u1", ts, "why does the importer drop rows with a trailing tab?", "user"),
         claude("a1", ts, "The importer drops rows with a trailing tab because the CSV "
-               "dialect strips the last empty field; keeping empty fields fixed it."),  # fmt: skip
+               "dialect strips the last empty field; keeping empty fields fixed it."),
         {**claude("a2", ts, ""), "message": {"role": "assistant", "content": calls}},
         {**claude("r1", ts, "", "user"), "message": {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "t0", "content": "row " * 12000}]}},
@@ -289,8 +289,18 @@ def test_a_hit_carries_a_few_neighbour_lines_not_a_whole_busy_turn(tmp_path: Pat
     write_jsonl(root / "busy.jsonl", recs)
     mem = tmp_path / "memory"
     assert run_cmd("funes", "index", root, "--yes", "--memory", mem).returncode == 0
-    hits = jsonl(run_cmd("funes-query", "importer drops rows with a trailing tab", "--memory",
-                         mem, "-k", "1", "--neighbors", "2").stdout)  # fmt: skip
+    hits = jsonl(
+        run_cmd(
+            "funes-query",
+            "importer drops rows with a trailing tab",
+            "--memory",
+            mem,
+            "-k",
+            "1",
+            "--neighbors",
+            "2",
+        ).stdout
+    )
     assert "trailing tab" in hits[0]["text"]
     after = [n for n in hits[0]["neighbors"] if n["seq"] > hits[0]["seq"]]
     assert 1 <= len(after) <= 6  # 12 tool calls and a 48 KB output split in chunks follow
