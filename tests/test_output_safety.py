@@ -23,7 +23,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from funes.hub.untrusted import defuse
-from funes.render.formats import escape_passage, get_agent, neutralise, recall_agent
+from funes.render.formats import (
+    escape_passage,
+    get_agent,
+    neutralise,
+    recall_agent,
+    recall_human,
+)
 from funes.render.turns import group_turns
 
 SID = "3d1c0b2a-0000-4000-8000-0000000000ee"
@@ -149,7 +155,7 @@ class _Hit:
     def __init__(self, row: dict[str, Any], trusted: bool = True) -> None:
         self.row, self.trusted = row, trusted
         self.memory = "hf://datasets/team/kb" if not trusted else None
-        self.score, self.neighbors = 0.5, []
+        self.score, self.neighbors, self.rank = 0.5, [], 1
 
 
 class _Result:
@@ -176,6 +182,21 @@ def test_a_remotes_metadata_on_a_hit_header_is_checked_and_marked_as_its_own() -
     assert out.splitlines()[0].endswith("(metadata from team/kb, unchecked)")
     own = recall_agent(_Result([_Hit(forged)])).splitlines()[0]  # the user's own: one line
     assert "unchecked" not in own and harmful(own) == [] and "\x1b" not in own
+
+
+def test_a_remotes_metadata_on_a_human_hit_header_is_checked_and_marked() -> None:
+    from types import SimpleNamespace
+
+    plain = SimpleNamespace(
+        width=200, warn=str, bold=str, accent=str, dim=str
+    )  # what a terminal without colour gets
+    forged = {"ts": "2026-01-01T00:00:00.000Z · claude_code", "harness": "x\x1b[2J",
+              "workdir": "-w", "session_id": SID, "turn_uuid": "u-1", "block_type": "text",
+              "text": "a passage"}  # fmt: skip
+    out = recall_human(_Result([_Hit(forged, trusted=False)]), plain)
+    assert out.splitlines()[0] == (
+        "1. ? · ? · -w · text · score 0.500  (metadata from team/kb, unchecked)"
+    )
 
 
 def test_a_remotes_turn_header_in_get_is_checked_and_marked() -> None:

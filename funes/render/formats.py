@@ -229,13 +229,11 @@ def recall_human(result: Any, style: Any) -> str:
     for h in result.hits:
         r = h.row
         memory = getattr(h, "memory", None) or result.memory
-        when = one_line(r["ts"])[:16].replace("T", " ")
-        head = (
-            f"{h.rank}. {when} · {one_line(r['harness'])} · {one_line(r['workdir'])} · "
-            f"{one_line(r['block_type'])}"
-        )
+        m = _Meta(r, None if getattr(h, "trusted", True) else memory)
+        when = m("ts")[:16].replace("T", " ")
+        head = f"{h.rank}. {when} · {m('harness')} · {m('workdir')} · {m('block_type')}"
         head = textwrap.fill(
-            f"{head} · score {h.score:.3f}{_also(h)}", width, subsequent_indent="   "
+            f"{head} · score {h.score:.3f}{_also(h)}{m.flag}", width, subsequent_indent="   "
         )
         out.append(style.bold(head) + "\n")
         shown = None if memory == default_label() else memory
