@@ -198,9 +198,9 @@ def test_missing_path_and_unknown_harness_are_usage_errors(tmp_path: Path) -> No
     r = run_cmd("funes-parse", tmp_path / "nope.jsonl")
     assert r.returncode == 2
     assert r.stderr.decode().startswith("funes: no such file or directory:")
-    r = run_cmd("funes-parse", "--harness", "gemini", SAMPLES)
+    r = run_cmd("funes-parse", "--harness", "aider", SAMPLES)
     assert r.returncode == 2
-    assert 'unknown harness "gemini"' in r.stderr.decode()
+    assert 'unknown harness "aider"' in r.stderr.decode()
 
 
 def test_empty_stdin_is_an_empty_transcript() -> None:
