@@ -338,9 +338,24 @@ def test_malformed_hermes_files_are_left_untouched(
     before = snapshot(private_home)
     out = funes("add", "hermes", state=fakes)
     assert out.returncode == 1
-    assert snapshot(private_home) == before
+    after = snapshot(private_home)
+    # The user's files are as they were; only funes' own hook script went in.
+    assert {k: v for k, v in after.items() if "funes-index.sh" not in k} == before
     assert out.stderr.startswith("funes: ~/.hermes/")
     assert "untouched" in out.stderr
+    # What is printed for pasting by hand: both halves, naming a script that exists, and once
+    # pasted into the two files, `funes add hermes` finds nothing left to do.
+    config = out.stderr.split("in ~/.hermes/config.yaml:\n", 1)[1].split("\nand in ", 1)[0]
+    allow = out.stderr.split("has not approved):\n", 1)[1]
+    scripts = {Path(c["command"].split('"')[1]) for c in json.loads(allow)["approvals"]}
+    assert scripts == {private_home / ".hermes/hooks/funes-index.sh"}
+    assert all(s.is_file() for s in scripts)
+    (private_home / ".hermes/config.yaml").write_text(config + "\n")
+    (private_home / ".hermes/shell-hooks-allowlist.json").write_text(allow + "\n")
+    again = funes("add", "hermes", state=fakes)
+    assert again.returncode == 0, again.stderr
+    assert "mcp_servers.funes in ~/.hermes/config.yaml, unchanged" in again.stdout
+    assert "hook approvals in ~/.hermes/shell-hooks-allowlist.json, unchanged" in again.stdout
 
 
 # ---------------------------------------------------------------------------- missing CLI

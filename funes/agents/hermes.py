@@ -176,16 +176,36 @@ def _read_text(path: Path) -> str | None:
 # ---------------------------------------------------------------------------- add / remove
 
 
+def manual_block(ctx: Context) -> str:
+    """Both halves to paste by hand: Hermes runs a shell hook only with its approval."""
+    return (
+        f"in {ctx.show(config_file(ctx))}:\n{manual_config(ctx)}\n"
+        f"and in {ctx.show(allowlist_file(ctx))} (Hermes runs no shell hook it has not "
+        f"approved):\n{manual_allowlist(ctx)}"
+    )
+
+
+def _install_scripts(ctx: Context, res: Result) -> None:
+    wrote = install_script(script_path(ctx))
+    res.did(f"hook script {ctx.show(script_path(ctx))}" + ("" if wrote else ", unchanged"), wrote)
+    push_path = hermes_dir(ctx) / "hooks" / PUSH_SCRIPT
+    if sync_push_script(ctx, push_path) and ctx.push_memory:
+        res.did(f"push hook script {ctx.show(push_path)}")
+
+
 def add(ctx: Context, res: Result) -> None:
     cfg, allow = config_file(ctx), allowlist_file(ctx)
-    # Parse both user files first: a malformed one means nothing is half-edited.
+    # Parse both user files first: a malformed one means neither is half-edited. The scripts
+    # are funes' own files and go in either way, so the block printed for pasting names only
+    # what exists.
     try:
         text = _read_text(cfg)
         new_text = edit_config(text or "", ctx)
     except ConfigError as e:
+        _install_scripts(ctx, res)
         res.problem(
-            f"{ctx.show(cfg)}: {e}; left it untouched — add this by hand, or fix the file and "
-            f"rerun `funes add hermes`:\n{manual_config(ctx)}"
+            f"{ctx.show(cfg)}: {e}; left it and {ctx.show(allow)} untouched — fix it and rerun "
+            f"`funes add hermes`, or add this by hand {manual_block(ctx)}"
         )
         return
     try:
@@ -193,16 +213,13 @@ def add(ctx: Context, res: Result) -> None:
         assert doc is not None
         new_doc, pristine = _merge_approvals(doc, _approvals(ctx))
     except ConfigError as e:
+        _install_scripts(ctx, res)
         res.problem(
-            f"{ctx.show(allow)}: {e}; left it (and config.yaml) untouched — fix it and rerun "
-            f"`funes add hermes`, or merge this by hand:\n{manual_allowlist(ctx)}"
+            f"{ctx.show(allow)}: {e}; left it and {ctx.show(cfg)} untouched — fix it and rerun "
+            f"`funes add hermes`, or add this by hand {manual_block(ctx)}"
         )
         return
-    wrote = install_script(script_path(ctx))
-    res.did(f"hook script {ctx.show(script_path(ctx))}" + ("" if wrote else ", unchanged"), wrote)
-    push_path = hermes_dir(ctx) / "hooks" / PUSH_SCRIPT
-    if sync_push_script(ctx, push_path) and ctx.push_memory:
-        res.did(f"push hook script {ctx.show(push_path)}")
+    _install_scripts(ctx, res)
     if text is None:
         Originals(ctx).save(cfg, None)
     wrote = text != new_text and write_if_changed(cfg, new_text.encode("utf-8"))
