@@ -333,6 +333,7 @@ def status(memories: Memories, memory: str | None = None) -> str:
     # lazy: funes.ingest.pending, funes.models, funes.models.reranker, funes.render.status and numpy stay off fast commands' start-up
     from funes.ingest.pending import pending_sources
     from funes.models import EMBEDDER_PIN
+    from funes.models.pair import pair_summary
     from funes.models.reranker import find_reranker
     from funes.render.status import status_text
     from funes.store import MemoryMissing, memory_dir, memory_label
@@ -346,7 +347,11 @@ def status(memories: Memories, memory: str | None = None) -> str:
     rr = find_reranker()
     return status_text(
         memory_status(mem, pending_sources(mem.path)),
-        {"embedder": EMBEDDER_PIN.name, "reranker": rr.name if rr else None},
+        {
+            "embedder": EMBEDDER_PIN.name,
+            "pair": pair_summary(),
+            "reranker": rr.name if rr else None,
+        },
     )
 
 

@@ -1,6 +1,6 @@
 """`funes models [--json]` and `funes models fetch`: the local models, their pins and checks.
 
-`funes models` says which embedder and reranker this install has, where their files came from,
+`funes models` says which embedder, pair model and reranker this install has, where their files came from,
 and whether their sha256 matches the pin (exit 1 when a check fails; a missing reranker is not
 a failure). `funes models fetch` downloads the optional pinned cross-encoder from the Hub.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from funes.cli._args import Parser
@@ -21,7 +22,7 @@ PROG = "funes models"
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog=PROG,
-        description="Show the local models (embedder, reranker), their pins, where their "
+        description="Show the local models (embedder, pair model, reranker), their pins, where their "
         "files came from and a sha256 check; `fetch` downloads the optional reranker.",
         epilog="Exit status: 0 all checks pass, 1 a check or download failed.",
     )
@@ -57,7 +58,7 @@ def _show(args: argparse.Namespace) -> int:
         print(json.dumps(d, indent=1))
     else:
         sys.stdout.write(render(d, hints()))
-    for p in d["embedder"]["problems"] + d["reranker"]["problems"]:
+    for p in d["embedder"]["problems"] + d["pair"]["problems"] + d["reranker"]["problems"]:
         print(f"funes: {p}", file=sys.stderr)
     return 0 if d["ok"] else 1
 
@@ -86,6 +87,21 @@ def render(d: dict[str, Any], hint: dict[str, str]) -> str:
     else:
         lines.append(f"  graph      fp32 (the int8 graph reached only cosine {g['min_cosine']})")
     lines.append(f"  threads    {e['threads']}  (set {hint['threads']} to change)")
+    pm = d["pair"]
+    lines.append(
+        f"pair      {pm['name']}  ({pm['base']}; int8, reads {pm['max_tokens']} tokens, "
+        f"{pm['bytes'] / 1e6:.1f} MB)"
+    )
+    for f in pm["files"]:
+        verdict = (
+            "missing"
+            if f["sha256"] is None
+            else "ok"
+            if f["sha256"] == f["sha256_pinned"]
+            else f"MISMATCH (got {f['sha256']})"
+        )
+        lines.append(f"  {Path(f['file']).name:<14} {f['sha256_pinned']}  {verdict}")
+    lines.append(f"  dir        {pm['dir']}  (from {pm['origin']})")
     if r["installed"]:
         lines.append(f"reranker  {r['name']}")
         lines.append(f"  weights    {r['file']}  (from {r['origin']})")

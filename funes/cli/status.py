@@ -42,6 +42,7 @@ def _status(spec: str | None, as_json: bool) -> str:
     # lazy: funes.ingest.pending, numpy and funes.models.reranker stay off fast commands' start-up
     from funes.ingest.pending import pending_sources
     from funes.memories import open_one
+    from funes.models.pair import pair_summary
     from funes.models.reranker import find_reranker
     from funes.store.status import memory_status
 
@@ -55,7 +56,8 @@ def _status(spec: str | None, as_json: bool) -> str:
     note = mem.note if not as_json else ""
     st = memory_status(mem, pending_sources(mem.path))
     rr = find_reranker()
-    models = {"embedder": EMBEDDER_PIN.name, "reranker": rr.name if rr else None}
+    models = {"embedder": EMBEDDER_PIN.name, "pair": pair_summary(),
+              "reranker": rr.name if rr else None}  # fmt: skip
     if as_json:
         doc = {
             **st.__dict__,

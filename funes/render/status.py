@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 
 def status_text(st: Status, models: dict[str, str | None]) -> str:
-    """A local memory's status; ``models`` names the ``embedder`` and ``reranker`` in use."""
+    """A local memory's status; ``models`` names the ``embedder``, ``pair`` model and
+    ``reranker`` in use."""
     lines = [f"memory: {one_line(st.label)}", f"chunks: {st.chunks}", f"sessions: {st.sessions}"]
     for h, c in st.by_agent.items():  # harness names come from the rows: someone else's, maybe
         lines.append(
@@ -34,6 +35,8 @@ def status_text(st: Status, models: dict[str, str | None]) -> str:
     if st.last_indexed:
         lines.append(f"last indexed: {st.last_indexed:%Y-%m-%d %H:%M} UTC ({age(st.last_indexed)})")
     lines.append(f"embedding model: {st.model or models['embedder']}")
+    if models.get("pair"):
+        lines.append(f"pair model: {models['pair']}")
     rr = models["reranker"]
     lines.append(
         f"reranking: on ({rr})"
