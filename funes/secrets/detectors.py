@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from funes.secrets import crypto
@@ -72,7 +72,7 @@ def entropy(s: str) -> float:
 
 
 _PLACEHOLDER_WORDS = (
-    "xxx",
+    "xxxx",
     "***",
     "...",
     "redacted",
@@ -136,28 +136,40 @@ MIN_VALUE_LEN = 10
 
 # A printf conversion ends its token: `user_%s_key`, `%d`, `%-10s`; `Pz%a1Q` is a password.
 _FORMAT_SPEC = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[sdifxXrcegu](?![A-Za-z0-9])")
-_WORD_SEGMENT = re.compile(r"(?:^|(?<=[/._=:-]))[a-z]{4,}(?=$|[/._=:-])")
+_WORD_SEGMENT = re.compile(r"(?:^|(?<=[/._=:-]))[a-z]{3,}(?=$|[/._=:-])")
+_GO_TEST = re.compile(r"(?:Test|Benchmark|Example|Fuzz)[A-Z][A-Za-z0-9_]*(?:/|$)")
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 _CAMEL_TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_VOWEL = re.compile(r"[aeiouy]")
+_VOWEL = re.compile(r"[aeiou]")
+_CONSONANTS = re.compile(r"[^aeiouy]{5}")
 
 
 def _camel_words(value: str) -> bool:
     """Words run together in an identifier (`Uint8Array`, `TestTruncateTranscriptAt/u2`), not
     random: most letters are in pronounceable words of three or more, few digits."""
-    letters = good = digits = 0
+    letters = good = digits = short = 0
     for tok in _CAMEL_TOKEN.findall(value):
         if tok[0].isdigit():
             digits += len(tok)
             continue
         letters += len(tok)
-        if len(tok) >= 3 and _VOWEL.search(tok.lower()) and (not tok.isupper() or len(tok) <= 4):
+        short += len(tok) <= 2
+        low = tok.lower()
+        if (
+            len(tok) >= 4
+            and not tok.isupper()
+            and len(_VOWEL.findall(low)) * 5 >= len(low)
+            and not _CONSONANTS.search(low)
+        ):
             good += len(tok)
-    return letters > 0 and good >= 0.75 * letters and digits <= 0.35 * (letters + digits)
+    # random strings break into many one- and two-letter pieces; identifiers into words
+    return letters >= 6 and good >= 0.75 * letters and digits <= 4 and short * 8 <= letters
 
 
 def _wordy(value: str) -> bool:
     """Words joined by separators (`nyc-taxi/year=2019`, `s3_credentials`), not random."""
+    if _GO_TEST.match(value):
+        return True  # `--- PASS: TestTruncateTranscript/case_2`: a test's name
     words = _WORD_SEGMENT.findall(value)
     if len(words) >= 2 or sum(map(len, words)) * 2 >= len(value) or _camel_words(value):
         return True
@@ -315,6 +327,31 @@ _PROSE = re.compile(
 _PROSE_ASCII_TRIGGERS = ("pass", "key", "toke", "secr", "clave", "senha", "chave", "jeton",
                          "kennwort", "contrase", "segredo", "geheim")  # fmt: skip
 _PROSE_OTHER_TRIGGERS = tuple(dict.fromkeys(n for n in _PROSE_NAMES if not n.isascii()))
+# Where a name can start: the first word of each name. The names' alternation is slow to scan
+# for (every position tries every branch), so the names' first words are found with
+# `str.find` and the regex is only matched there.
+_PROSE_STARTS = tuple(sorted({re.split(r"[ -]", n)[0] for n in _PROSE_NAMES}))
+_PROSE_STARTS_ASCII = tuple(w for w in _PROSE_STARTS if w.isascii())
+
+
+def _prose_matches(lowered: str) -> Iterator[re.Match[str]]:
+    starts = _PROSE_STARTS_ASCII if lowered.isascii() else _PROSE_STARTS
+    positions: set[int] = set()
+    for word in starts:
+        i = lowered.find(word)
+        while i >= 0:
+            positions.add(i)
+            i = lowered.find(word, i + 1)
+    end = -1
+    for i in sorted(positions):
+        if i < end:
+            continue
+        m = _PROSE.match(lowered, i)
+        if m is not None:
+            end = m.end()
+            yield m
+
+
 _PROSE_RULE = Rule(
     "labelled-value", _PROSE, _PROSE_ASCII_TRIGGERS, group="value", priority=45, lower=True
 )
@@ -628,7 +665,9 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
         return None
     if kind == "v":
         # a long random mixed-case value needs no digit (`qrBpqDsoaQHuZcKMNAfRkuPN`)
-        ok = looks_secret(value, digitless_ok=len(value) >= 16)
+        ok = looks_secret(
+            value, digitless_ok=len(value) >= 16 and not _DOTTED_NAME.fullmatch(value)
+        )
         return (start, end, "secret-assignment") if ok else None
     if kind == "p" and (
         not _prose_value(value, m.group("verb") is not None) or _code(text, start, end, "")
@@ -724,18 +763,22 @@ def _code(text: str, start: int, end: int, sep: str) -> bool:
     return sep != ":" and _DOTTED_NAME.fullmatch(text, start, end) is not None
 
 
-_CALL = re.compile(r"([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)[(\[]")
+_CALL = re.compile(r"([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)[(\[<]")
 
 
 def _random_run(s: str) -> bool:
     """A run that looks generated rather than named (`Xk29fLq7Pz`, not `os.getenv`)."""
     return (
-        len(s) >= 8
+        len(s) >= 6
         and "." not in s
+        and ":" not in s
         and bool(_HAS_DIGIT.search(s) and _HAS_ALPHA.search(s))
-        and entropy(s) >= 2.8
-        and not _camel_words(s)
+        and not _WORD_NUMBER.fullmatch(s)  # sha256, base64, int32
+        and entropy(s) >= 2.0
     )
+
+
+_WORD_NUMBER = re.compile(r"[a-z_]+\d+|[A-Z]?[a-z]+\d+")
 
 
 def _basic_credentials(value: str) -> bool:
@@ -1115,7 +1158,7 @@ def _scan(text: str, lowered: str, cands: list[Cand]) -> list[int]:
         triggered.append(_PROSE_RULE)
     rules += [(r, lowered) for r in triggered]
     for rule, hay in rules:
-        for m in rule.regex.finditer(hay):
+        for m in _prose_matches(hay) if rule is _PROSE_RULE else rule.regex.finditer(hay):
             if rule.group == "value":
                 found = _assignment_value(text, m)
                 if found is None:
