@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 # Options people reach for from other tools, and the one funes means.
 HINTS = {
@@ -49,6 +49,16 @@ def harness_option(p: argparse.ArgumentParser, help: str, **kw: object) -> argpa
 
 
 class Parser(argparse.ArgumentParser):
+    """argparse with one-line `funes:` errors and, after the help, an example to copy."""
+
+    def __init__(self, *args: Any, example: str | None = None, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.example = example
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        return f"{text}\nexample:\n  $ {self.example}\n" if self.example else text
+
     def error(self, message: str) -> NoReturn:
         hint = self._hint(message)
         sys.stderr.write(f"funes: {message}{hint} — see `{self.prog} --help`\n")

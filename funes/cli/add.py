@@ -28,6 +28,7 @@ DEFAULT_URL = http_url()
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="funes add",
+        example="funes add claude",
         description="Wire a coding agent to funes: a hook that indexes each turn, and the "
         "recall/get tools. Keeps everything of yours in the agent's config; idempotent.",
         epilog="Exit status: 0 installed (or left to the manual commands printed when the "

@@ -28,6 +28,7 @@ from funes.hub.spec import parse_many
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="funes ask",
+        example="funes ask claude 'which retry budget did we settle on?'",
         description="Ask claude or codex a question; it answers from the passages funes "
         "recalls from your memory, and names the sessions it used.",
         epilog="Exit status: 0 answered, 1 no answer (agent missing or failed, memory "

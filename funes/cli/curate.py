@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="funes curate",
+        example="funes curate ana/project-memory --exclude 5f0c2d1e",
         description="Review which local sessions a project memory (a Hub dataset stamped with "
         "a project, OWNER/REPO) receives: `funes push` sends only included sessions.",
         epilog="Decisions live in $FUNES_HOME/curation/<memory>, one line per session. A "

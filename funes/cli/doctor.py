@@ -24,6 +24,7 @@ from funes.store.private import make_private, too_open
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="funes doctor",
+        example="funes doctor codex",
         description="Check each agent's funes wiring: hooks, MCP, the hook's last run.",
         epilog="Exit status: 0 (the report is informational), 2 bad arguments.",
     )

@@ -34,6 +34,7 @@ PROG = "funes"
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="funes index",
+        example="funes index ~/.codex/sessions --limit 20",
         description="Index coding-agent sessions into the memory: a path in full, or (no "
         "path) every known agent root within a 60 s budget, newest sessions first.",
         epilog="Exit status: 0 done (or budget reached), 1 error or another writer busy, "

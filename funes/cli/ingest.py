@@ -24,6 +24,7 @@ from funes.errors import FunesError
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="funes ingest",
+        example="funes ingest sessions.json",
         description="Store whole-session envelopes ({version, harness, session_id, cwd, turns}) "
         "sent by another tool.",
         epilog="Exit status: 0 stored, 1 refused (nothing stored) or another writer busy.",

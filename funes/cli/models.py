@@ -22,6 +22,7 @@ PROG = "funes models"
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog=PROG,
+        example="funes models fetch",
         description="Show the local models (embedder, pair model, reranker), their pins, where their "
         "files came from and a sha256 check; `fetch` downloads the optional reranker.",
         epilog="Exit status: 0 all checks pass, 1 a check or download failed.",

@@ -19,6 +19,7 @@ from funes.cli._tty import steps
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="funes optimize",
+        example="funes optimize --json",
         description="Compact the memory and build its vector index when it is large enough.",
     )
     p.add_argument("--memory", metavar="DIR", help="memory directory (default: $FUNES_HOME/memory)")

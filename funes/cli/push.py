@@ -16,6 +16,7 @@ from funes.render.push import push_text
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="funes push",
+        example="funes push ana/agent-memory --create",
         description="Publish the chunks a Hugging Face dataset lacks (append-only). Every block "
         "is scanned for secrets first; blocks with a finding stay here.",
     )

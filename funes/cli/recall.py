@@ -22,6 +22,7 @@ from funes.retrieval import open_searcher
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="funes recall",
+        example="funes recall 'why did the importer drop rows?' --since 30d -k 5",
         description="Search the memory for a question; print ranked passages with where they "
         "came from and the `get` command that shows the turns around each.",
     )

@@ -15,20 +15,21 @@ from funes.cli.add import context, print_result
 
 
 def build_parser() -> argparse.ArgumentParser:
-    return Parser(
+    p = Parser(
         prog="funes remove",
+        example="funes remove codex",
         description="Unwire a coding agent: funes' hooks, scripts and registrations go, "
         "everything of yours stays. Never deletes memories or transcripts; idempotent.",
         epilog="Exit status: 0 removed (or nothing to remove; manual commands are printed "
         "when the agent's CLI is missing), 1 a config file could not be edited safely (left "
         "untouched) or an agent command failed, 2 bad arguments.",
     )
+    p.add_argument("agent", choices=agents.names())
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = build_parser()
-    p.add_argument("agent", choices=agents.names())
-    args = p.parse_args(argv)
+    args = build_parser().parse_args(argv)
     return run(lambda: _main(args.agent))
 
 

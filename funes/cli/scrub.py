@@ -21,6 +21,7 @@ from funes.cli._tty import steps
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="funes scrub",
+        example="funes scrub --dry-run",
         description="Redact secrets already stored in a local memory (source transcripts are "
         "never touched). Needs a secret scanner unless --builtin-only is given.",
     )

@@ -16,7 +16,9 @@ from funes.render.status import remote_status_text, status_text
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog="funes status", description="What the memory holds.")
+    p = Parser(
+        prog="funes status", example="funes status --json", description="What the memory holds."
+    )
     p.add_argument(
         "memory_pos", nargs="?", metavar="MEMORY", help="a memory dir or a Hub dataset OWNER/NAME"
     )
