@@ -13,8 +13,35 @@ set -u
 # Logs and markers are the user's alone, whatever umask the agent runs hooks with.
 umask 077
 
+# Where the logs and the memory's queue live ($FUNES_HOME/logs, as funes resolves it).
+funes_logdir() {
+	if [ -n "${FUNES_HOME:-}" ]; then
+		fh=$FUNES_HOME
+		case $fh in "~/"*) fh="$HOME/${fh#"~/"}" ;; esac
+	elif [ "$(uname -s 2>/dev/null)" = Darwin ]; then
+		fh="$HOME/Library/Application Support/funes"
+	else
+		fh="${XDG_DATA_HOME:-$HOME/.local/share}/funes"
+	fi
+	logdir="$fh/logs"
+}
+
 if [ "${1:-}" != "--worker" ]; then
-	payload=$(mktemp "${TMPDIR:-/tmp}/funes-hook.XXXXXX" 2>/dev/null) || payload=""
+	# The payload waits in the memory's queue (a dotfile the drain ignores) until the worker has
+	# queued its target: from the hook's return on, the queue shows the turn as pending, however
+	# late the detached worker gets the CPU. No Python, only mkdir and cksum.
+	memory=""
+	prev=""
+	for a in "$@"; do
+		[ "$prev" = --memory ] && memory=$a
+		prev=$a
+	done
+	funes_logdir
+	queue="$logdir/.queue.$(printf '%s' "$memory" | cksum | cut -d' ' -f1)"
+	payload=""
+	(umask 077 && mkdir -p "$queue") 2>/dev/null &&
+		payload=$(mktemp "$queue/.payload.XXXXXX" 2>/dev/null)
+	[ -n "$payload" ] || payload=$(mktemp "${TMPDIR:-/tmp}/funes-hook.XXXXXX" 2>/dev/null) || payload=""
 	if [ -n "$payload" ]; then
 		cat >"$payload" 2>/dev/null
 	else
@@ -35,6 +62,8 @@ fi
 shift
 payload=${1:-}
 shift
+# The payload leaves the queue however the worker ends (an early exit below included).
+trap '[ -n "$payload" ] && rm -f "$payload" 2>/dev/null' EXIT
 agent=${1:-claude}
 [ $# -gt 0 ] && shift
 funes_bin=${FUNES_BIN:-}
@@ -57,15 +86,7 @@ for fd in /dev/fd/*; do
 	esac
 done
 
-if [ -n "${FUNES_HOME:-}" ]; then
-	fh=$FUNES_HOME
-	case $fh in "~/"*) fh="$HOME/${fh#"~/"}" ;; esac
-elif [ "$(uname -s 2>/dev/null)" = Darwin ]; then
-	fh="$HOME/Library/Application Support/funes"
-else
-	fh="${XDG_DATA_HOME:-$HOME/.local/share}/funes"
-fi
-logdir="$fh/logs"
+funes_logdir
 logfile="$logdir/hooks.log"
 mkdir -p "$logdir" 2>/dev/null || exit 0
 
@@ -131,7 +152,6 @@ transcript=$(json_field transcript_path)
 session=$(json_field session_id)
 event=$(json_field hook_event_name)
 if is_json_object; then problem=""; else problem="payload is not a JSON object"; fi
-rm -f "$payload" 2>/dev/null
 session=$(printf '%s' "${session:--}" | tr -c 'A-Za-z0-9._:@+=-' '_')
 event=$(printf '%s' "${event:--}" | tr -c 'A-Za-z0-9._:@+=-' '_')
 
@@ -201,6 +221,8 @@ mkdir -p "$queue" 2>/dev/null || exit 0
 entry="$queue/$kind.$(printf '%s' "$target" | cksum | cut -d' ' -f1)"
 printf '%s\n%s %s %s\n' "$target" "$agent" "$event" "$session" >"$entry.$$" 2>/dev/null &&
 	mv -f "$entry.$$" "$entry" 2>/dev/null
+# Only now, with the target queued, does the payload leave the queue.
+rm -f "$payload" 2>/dev/null
 
 have_flock=""
 command -v flock >/dev/null 2>&1 && have_flock=1
