@@ -50,7 +50,7 @@ LABELLED = ROOT / "bench" / "labelled"
 WEIGHTS = ROOT / "funes" / "data" / "ranker.json"
 L2 = 1.0
 VERDICT_L2 = 1.0  # the verdict model's penalty (each question weighing 1)
-PAIR_HEAD = 30  # first-stage candidates the pair model reads (0: no pair stage)
+PAIR_HEAD = 0  # first-stage candidates the pair model reads (0: no pair stage; --pair-head)
 MAX_FLAGGED_ANSWERABLE = 0.10
 
 
@@ -558,7 +558,14 @@ def main() -> None:
     ap.add_argument("--sets", default="eval-dev,labelled", help="question sets to use")
     ap.add_argument("--pairwise", action="store_true", help="pairwise instead of pointwise")
     ap.add_argument("--write", action="store_true", help=f"write {WEIGHTS.relative_to(ROOT)}")
+    ap.add_argument(
+        "--pair-head", type=int, default=0, metavar="N",
+        help="add the pair stage over the first stage's top N (pair logits from models that never "
+        "saw the question's repository: bench/pair/features.py; 0: none)",
+    )  # fmt: skip
     a = ap.parse_args()
+    global PAIR_HEAD
+    PAIR_HEAD = a.pair_head
     global PAIRWISE
     PAIRWISE = a.pairwise
     every: list[Sample] = []
@@ -574,6 +581,8 @@ def main() -> None:
         ss = samples(qs, searcher)
         print(f"{qs.name}: {len(ss)} questions, pool ceiling {pool_ceiling(ss):.3f}", flush=True)
         every += ss
+    if PAIR_HEAD:
+        attach_pair(every)
     frozen = [s for s in every if is_frozen(s)]
     every = [s for s in every if not is_frozen(s)]
     outcomes = cv_outcomes(every, a.folds, a.l2)
