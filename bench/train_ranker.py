@@ -338,12 +338,12 @@ def fit_pair(ss: Sequence[Sample], cand: dict[str, Any], l2: float = L2) -> dict
     for s in ss:
         if s.pool is None or s.pair is None:
             continue
-        first = ordered(s, stage1(s, {"cand": cand}))[:PAIR_HEAD]
+        logits = stage1(s, {"cand": cand})
+        first = ordered(s, logits)[:PAIR_HEAD]
         y = s.y[first]
         if not y.any() or y.all():
             continue
-        lg = stage1(s, {"cand": cand})[first]
-        xs.append(pair_features(lg, s.pair[first].astype(np.float64)))
+        xs.append(pair_features(logits[first], s.pair[first].astype(np.float64)))
         ys.append(y)
         npos = y.sum()
         ws.append(np.where(y > 0, 0.5 / npos, 0.5 / max(len(y) - npos, 1)))
