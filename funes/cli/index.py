@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="only fill in vectors for chunks stored without one (what hooks run detached)",
     )
+    # The detached backfill an unattended sweep starts (funes.ingest.behind): one at a time,
+    # logged to the hooks' log, letting other writers in between batches.
+    p.add_argument("--behind", action="store_true", help=argparse.SUPPRESS)
     p.add_argument(
         "--no-embed",
         action="store_true",
@@ -96,10 +99,11 @@ def _budget() -> float:
 
 def _main(args: argparse.Namespace) -> int:
     # lazy: numpy and funes.ingest.report stay off fast commands' start-up
-    from funes.ingest import indexer
-    from funes.ingest.backfill import backfill
+    from funes.ingest import behind, indexer
+    from funes.ingest.backfill import backfill, stdin_interactive
     from funes.ingest.report import as_dict, describe
     from funes.memories import open_writable, writable_dir
+    from funes.store.lock import behind_pid
 
     limit = validate.number("limit", args.limit) if args.limit is not None else None
     # a sweep reads agents; with paths, any registered source (parquet too) may be forced
@@ -109,6 +113,16 @@ def _main(args: argparse.Namespace) -> int:
     if args.check:
         return _check(args)
     progress = IndexProgress()
+    if args.behind:
+        behind.run(lambda: open_writable(args.memory))
+        return 0
+    if args.backfill and (pid := behind_pid(writable_dir(args.memory))) is not None:
+        print(
+            f"funes: a backfill is already running behind an index run (pid {pid}); "
+            "`funes status` shows how many chunks still wait",
+            file=sys.stderr,
+        )
+        return 0
     if args.backfill:
         report = backfill(args.memory, progress=progress, open_with=open_writable)
     else:
@@ -127,6 +141,16 @@ def _main(args: argparse.Namespace) -> int:
         )
         report = indexer.index(opts, progress=progress, ask=confirm)
     backfill_cmd = "funes index --backfill" + (f" --memory {args.memory}" if args.memory else "")
+    if (
+        report.without_vectors
+        and report.embed_note is None
+        and not (args.paths or args.backfill or args.no_embed)
+        and not stdin_interactive(None)
+    ):
+        # An unattended sweep stopped at its budget: the vectors are filled in behind it.
+        path = writable_dir(args.memory)
+        pid, started = behind.start(path, _behind_command(path))
+        report.behind = (pid, started)
     for line in describe(report, backfill_cmd):
         print(f"funes: {line}", file=sys.stderr)
     if args.json:
@@ -134,6 +158,12 @@ def _main(args: argparse.Namespace) -> int:
     elif not args.quiet:
         print(report.summary())
     return 0
+
+
+def _behind_command(memory: object) -> list[str]:
+    """`funes index --backfill --behind --memory MEMORY`, as this Python runs it."""
+    return [sys.executable, "-m", "funes.cli.index", "--backfill", "--behind",
+            "--memory", str(memory)]  # fmt: skip
 
 
 def _check(args: argparse.Namespace) -> int:

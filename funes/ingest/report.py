@@ -37,6 +37,9 @@ class IndexReport:
     lines_repaired: Counter[str] = field(default_factory=Counter)
     line_notes: list[tuple[str, int, str, str]] = field(default_factory=list)
     oversized: int = 0  # blocks whose pieces past the embedded head got no vector
+    # The detached backfill filling the waiting vectors in behind this run: (pid, started by
+    # this run) — None when none was started or found (funes.ingest.behind).
+    behind: tuple[int, bool] | None = None
 
     def summary(self) -> str:
         """One line: sessions read and unchanged, chunks stored, vectors filled and waiting."""
@@ -121,6 +124,14 @@ def describe(report: IndexReport, backfill_cmd: str = "funes index --backfill") 
         )
     if report.embed_note:
         lines.append(report.embed_note)
+    elif report.without_vectors and report.behind is not None:
+        pid, started = report.behind
+        how = "started" if started else "already running"
+        lines.append(
+            f"{report.without_vectors:,} chunks are stored without vectors (searchable by words "
+            f"now) — a backfill {how} behind this run embeds them (pid {pid}, niced; "
+            "`funes status` shows it)"
+        )
     elif report.without_vectors:
         lines.append(
             f"{report.without_vectors:,} chunks are stored without vectors (searchable by words "
@@ -144,5 +155,6 @@ def as_dict(report: IndexReport) -> dict[str, Any]:
         "lines_skipped": dict(report.lines_skipped),
         "lines_repaired": dict(report.lines_repaired),
         "oversized_blocks": report.oversized,
+        "backfill_pid": report.behind[0] if report.behind else None,
         "seconds": round(report.seconds, 2),
     }

@@ -22,7 +22,13 @@ def status_text(st: Status, models: dict[str, str | None]) -> str:
             f"  {one_line(h)}: {c['sessions']} session{'s' if c['sessions'] != 1 else ''}, "
             f"{c['chunks']} chunks"
         )
-    if st.without_vectors:
+    if st.without_vectors and st.backfill_pid is not None:
+        pid = f" (pid {st.backfill_pid})" if st.backfill_pid else ""
+        lines.append(
+            f"awaiting vectors: {st.without_vectors} chunks (searchable by words now; a "
+            f"backfill is running behind the last index run{pid} and embeds them)"
+        )
+    elif st.without_vectors:
         lines.append(
             f"awaiting vectors: {st.without_vectors} chunks (searchable by words now; "
             "`funes index --backfill` embeds them)"

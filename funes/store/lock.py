@@ -9,6 +9,11 @@ a lock file another process holds would let a third one in). Readers take no loc
 Non-interactive writers fail at once; interactive ones (stdin is a TTY) retry a few times with a
 notice on stderr. The kernel drops the lock when the process dies, so `kill -9` never leaves a
 stale lock behind.
+
+A vector backfill running behind an index run (:class:`BehindLock`, `<memory>/backfill.lock`,
+its pid in `backfill.pid`) holds the writer lock a few seconds at a time and lets go between
+batches; while one runs, any other writer waits for such a gap (up to :data:`YIELD_WAIT`
+seconds) instead of failing, so hooks and sweeps keep working while it fills vectors in.
 """
 
 from __future__ import annotations
@@ -26,6 +31,10 @@ from funes.store.private import private_dir
 LOCK_NAME = "store.lock"
 RETRIES = 3
 RETRY_SECONDS = 5.0
+BEHIND_LOCK = "backfill.lock"
+BEHIND_PID = "backfill.pid"
+YIELD_WAIT = 60.0  # a writer waits this long for a gap between a running backfill's batches
+_POLL = 0.1
 
 BUSY = "another funes memory operation is in progress; retry in a moment"
 
@@ -72,6 +81,13 @@ class WriterLock:
         """
         if self.try_acquire():
             return self
+        if behind_pid(self.path.parent) is not None:
+            # A backfill behind lets go between batches: wait for the gap (counted in sleeps,
+            # not clock reads, so a test's frozen clock cannot make it spin).
+            for _ in range(int(YIELD_WAIT / _POLL)):
+                time.sleep(_POLL)
+                if self.try_acquire():
+                    return self
         if interactive is None:
             interactive = _stdin_is_tty()
         if interactive:
@@ -99,6 +115,95 @@ class WriterLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+class BehindLock:
+    """Held for the whole life of a vector backfill running behind an index run, so that only
+    one runs per memory; its pid is in `backfill.pid` while the lock is held.
+
+    The process that starts the backfill takes the lock first and hands its descriptor down
+    (:meth:`handed_down`): an `flock` belongs to the open file, so the lock is held from before
+    the backfill starts to its end, and a second start in between finds it taken."""
+
+    def __init__(self, memory: Path) -> None:
+        self.path = memory / BEHIND_LOCK
+        self.pid_file = memory / BEHIND_PID
+        self.fd: int | None = None
+
+    def try_acquire(self, tries: int = 10) -> bool:
+        """Take the lock; a few short retries ride out a `funes status` probing it."""
+        private_dir(self.path.parent)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        for i in range(tries):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if i + 1 < tries:
+                    time.sleep(_POLL)
+                continue
+            self.fd = fd
+            return True
+        os.close(fd)
+        return False
+
+    def handed_down(self, fd: int) -> bool:
+        """Adopt the locked descriptor the starting process passed down (flock on a file this
+        process already holds succeeds at once); False when ``fd`` is not that lock."""
+        try:
+            if os.path.samestat(os.fstat(fd), os.stat(self.path)):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                os.set_inheritable(fd, False)
+                self.fd = fd
+                return True
+        except OSError:
+            pass
+        return False
+
+    def write_pid(self, pid: int) -> None:
+        tmp = self.pid_file.with_name(f".{BEHIND_PID}.{os.getpid()}")
+        tmp.write_text(f"{pid}\n")
+        os.replace(tmp, self.pid_file)
+
+    def let_go(self) -> None:
+        """Close this process's descriptor, leaving the lock to the process it was handed to."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def release(self) -> None:
+        if self.fd is not None:
+            try:
+                self.pid_file.unlink(missing_ok=True)
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+            finally:
+                os.close(self.fd)
+                self.fd = None
+
+
+def behind_pid(memory: Path) -> int | None:
+    """The pid of the backfill running behind an index run on ``memory``, or None. Probes the
+    lock with a shared, non-blocking `flock` (dropped at once): a stale pid file left by a
+    killed backfill names no running one."""
+    path = memory / BEHIND_LOCK
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        held = True
+    else:
+        held = False
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+    if not held:
+        return None
+    try:
+        return int((memory / BEHIND_PID).read_text().strip())
+    except (OSError, ValueError):
+        return 0  # running, its pid not yet written
 
 
 def _stdin_is_tty() -> bool:

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from funes.store.lock import behind_pid
 from funes.store.memory import Memory
 
 
@@ -23,6 +24,7 @@ class Status:
     model: str | None
     ann_index: bool
     disk_bytes: int
+    backfill_pid: int | None = None  # a backfill running behind an index run (0: pid unknown)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -62,6 +64,7 @@ def memory_status(mem: Memory, pending_sources: int | None = None) -> Status:
         model=mem.model,
         ann_index=mem.has_ann_index(),
         disk_bytes=_du(mem.path),
+        backfill_pid=behind_pid(mem.path),
     )
 
 
