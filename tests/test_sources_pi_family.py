@@ -27,9 +27,19 @@ def shape(turns: list[Turn]) -> list[tuple[str, list[str]]]:
 def test_openclaw_reset_archive_is_swept_and_the_index_is_not(private_home: Path) -> None:
     laid = write_openclaw(private_home)
     sessions_dir = laid.where.parent
-    # a checkpoint copy, a backup and a deleted session: none of them is read
+    # a checkpoint copy, a backup, a deleted session and a run trace: none of them is read
+    stem = laid.where.name.split(".jsonl")[0]
     for name in ("s.checkpoint.9f.jsonl", "s.jsonl.bak", "s.jsonl.deleted.2026-05-01"):
         write_jsonl(sessions_dir / name, pi_entries("other", "/x", "never read"))
+    trace = {"traceSchema": "openclaw-trajectory", "schemaVersion": "1", "sessionId": stem}
+    write_jsonl(
+        sessions_dir / f"{stem}.trajectory.jsonl",
+        [
+            {**trace, "type": "session.started", "seq": "1", "data": {"trigger": "user"}},
+            {**trace, "type": "prompt.submitted", "seq": "2", "data": {"prompt": "never read"}},
+            {**trace, "type": "model.completed", "seq": "3", "data": {"aborted": False}},
+        ],
+    )
     turns, stats = swept(private_home, "openclaw")
     assert [s.path for s in stats] == [str(laid.where)]
     assert shape(turns) == PI_TURNS

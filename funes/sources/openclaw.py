@@ -14,7 +14,10 @@ Which files hold history:
 Not read: ``sessions.json`` (an index from session keys to ids, not a transcript);
 ``*.jsonl.deleted.<ts>`` (sessions the user deleted); ``*.bak`` backups and
 ``<id>.checkpoint.<uuid>.jsonl`` compaction checkpoints, copies of a transcript that is read
-anyway.
+anyway; ``<id>.trajectory.jsonl`` (newer releases, with a ``<id>.trajectory-path.json``
+pointer): the runtime's trace of each run of the session (``session.started``,
+``context.compiled``, ``prompt.submitted``, ``model.completed``, ``trace.*``,
+``session.ended`` events), whose prompts and replies the transcript beside it already holds.
 
 Session id: the header's ``id`` (the uuid the transcript is named after).
 """
@@ -33,7 +36,9 @@ def claims(f: Path) -> bool:
     """A live transcript or a reset archive in an ``agents/<agentId>/sessions`` directory."""
     name = f.name
     parents = f.parents
-    if ".checkpoint." in name or len(parents) < 3 or f.parent.name != "sessions":
+    if ".checkpoint." in name or name.endswith(".trajectory.jsonl"):
+        return False
+    if len(parents) < 3 or f.parent.name != "sessions":
         return False
     if parents[2].name != "agents":
         return False
