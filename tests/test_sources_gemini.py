@@ -67,7 +67,57 @@ def test_rewind_to_an_unknown_id_drops_everything_before_it(tmp_path: Path) -> N
     assert [b.text for t in turns for b in t.blocks] == ["kept"]
 
 
-def test_set_messages_upserts_and_metadata_patches_apply(tmp_path: Path) -> None:
+def test_set_messages_is_a_checkpoint_that_replaces_the_conversation(tmp_path: Path) -> None:
+    """Gemini CLI rewrites its history (``/compress``, a masked tool output) as one ``$set``
+    whose ``messages`` is the whole conversation from then on; messages it leaves out are gone,
+    and what is appended after it counts again. ``$patch`` is read as ``$set``."""
+    f = write_jsonl(
+        tmp_path / ".gemini/tmp/p/chats/session-c.jsonl",
+        [
+            {"sessionId": "cp", "projectHash": "h"},
+            {"id": "u1", "type": "user", "content": [{"text": "a long question"}]},
+            {"id": "g1", "type": "gemini", "content": "a long answer"},
+            {"$set": {"lastUpdated": "2026-08-05T10:00:00Z"}},
+            {"$set": {"messages": [
+                {"id": "s1", "type": "user", "content": [{"text": "summary of the talk so far"}]},
+                {"id": "g1", "type": "gemini", "content": "a long answer, masked"},
+            ], "lastUpdated": "2026-08-05T10:01:00Z"}},
+            {"id": "u2", "type": "user", "content": [{"text": "and then?"}]},
+            {"$patch": {"messages": [
+                {"id": "s1", "type": "user", "content": [{"text": "summary of the talk so far"}]},
+                {"id": "u2", "type": "user", "content": [{"text": "and then?"}]},
+                {"id": "g2", "type": "gemini", "content": "then this"},
+            ]}},
+        ],
+    )  # fmt: skip
+    stats: list[FileStats] = []
+    turns = list(sources.parse([f], on_file=stats.append))
+    assert [(t.turn_uuid, t.blocks[0].text) for t in turns] == [
+        ("s1", "summary of the talk so far"),
+        ("u2", "and then?"),
+        ("g2", "then this"),
+    ]
+    report = sources.coverage(stats[0])
+    assert report["unexplained"] == {}
+    assert report["ignored"]["$set"] == 2 and report["ignored"]["$patch"] == 1
+    assert report["ignored"]["superseded"] == 2 + 3  # u1, g1; then s1, g1, u2
+
+
+def test_metadata_line_holding_messages_seeds_the_conversation(tmp_path: Path) -> None:
+    f = write_jsonl(
+        tmp_path / ".gemini/tmp/p/chats/session-m.jsonl",
+        [
+            {"sessionId": "one-line", "projectHash": "h", "messages": [
+                {"id": "a", "type": "user", "content": "an older session on one line"},
+            ]},
+            {"id": "b", "type": "gemini", "content": "resumed here"},
+        ],
+    )  # fmt: skip
+    turns = list(sources.parse([f], harness="gemini"))
+    assert [(t.turn_uuid, t.session_id) for t in turns] == [("a", "one-line"), ("b", "one-line")]
+
+
+def test_set_messages_alone_makes_the_conversation_and_patches_metadata(tmp_path: Path) -> None:
     f = write_jsonl(
         tmp_path / ".gemini/tmp/p/chats/session-y.jsonl",
         [

@@ -13,8 +13,12 @@ Two generations of session file, both read:
   same id replaces the earlier one in place (one message is written several times as its tool
   calls, results and tokens arrive); ``{"$rewindTo": id}`` drops that message and every one
   after it (all of them when the id is unknown); ``{"$set": {...}}`` patches the metadata, and a
-  ``messages`` list in it upserts those messages. Subagents' sessions are
-  ``chats/<parentSessionId>/<id>.jsonl``.
+  ``messages`` list in it is a checkpoint: the conversation is that list from then on (Gemini
+  CLI writes one when it rewrites its history, after ``/compress`` or a masked tool output). A
+  metadata line may carry ``messages`` too (a whole older session on one line): they are
+  added. ``{"$patch": {...}}`` is read as ``$set`` is (Gemini CLI itself writes only ``$set``
+  and ``$rewindTo``, as of its August 2026 source; a peer reader names ``$patch`` beside them).
+  Subagents' sessions are ``chats/<parentSessionId>/<id>.jsonl``.
 
 A session resumed from an older ``.json`` is copied into a ``.jsonl`` beside it; the ``.json``
 is then not read.
@@ -63,6 +67,7 @@ NOT_CONTENT = frozenset(
     (
         "session",
         "$set",
+        "$patch",
         "$rewindTo",
         "superseded",
         "rewound",
@@ -117,7 +122,9 @@ def parse_path(path: Path, stats: FileStats) -> Iterator[Turn]:
 def replay(
     records: Iterable[dict[str, Any]], stats: FileStats
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The session metadata and its messages after replaying a JSONL session's records."""
+    """The session metadata and its messages after replaying a JSONL session's records, in the
+    order Gemini CLI's own loader tests them: a rewind, a message, a metadata update, the
+    metadata line."""
     meta: dict[str, Any] = {}
     messages: dict[str, dict[str, Any]] = {}  # insertion order: a replaced copy keeps its place
     for rec in records:
@@ -133,20 +140,37 @@ def replay(
             if rec["id"] in messages:
                 stats.ignored["superseded"] += 1
             messages[rec["id"]] = rec
-        elif isinstance(rec.get("$set"), dict):
-            stats.ignored["$set"] += 1
-            patch = rec["$set"]
+        elif (key := _update_key(rec)) is not None:
+            stats.ignored[key] += 1
+            patch = rec[key]
             listed = patch.get("messages")
-            for m in listed if isinstance(listed, list) else []:
-                if isinstance(m, dict) and isinstance(m.get("id"), str):
-                    messages[m["id"]] = m
+            if isinstance(listed, list):  # a checkpoint: the conversation from now on
+                stats.ignored["superseded"] += len(messages)
+                messages = {}
+                _add(messages, listed)
             meta.update((k, v) for k, v in patch.items() if k != "messages")
         elif isinstance(rec.get("sessionId"), str):
             stats.ignored["session"] += 1
-            meta.update(rec)
+            listed = rec.get("messages")
+            _add(messages, listed if isinstance(listed, list) else [])
+            meta.update((k, v) for k, v in rec.items() if k != "messages")
         else:
             stats.ignored[_kind(rec)] += 1
     return meta, list(messages.values())
+
+
+def _update_key(rec: dict[str, Any]) -> str | None:
+    """``$set`` (or ``$patch``) when ``rec`` is a metadata update."""
+    for key in ("$set", "$patch"):
+        if isinstance(rec.get(key), dict):
+            return key
+    return None
+
+
+def _add(messages: dict[str, dict[str, Any]], listed: list[Any]) -> None:
+    for m in listed:
+        if isinstance(m, dict) and isinstance(m.get("id"), str):
+            messages[m["id"]] = m
 
 
 def _kind(rec: dict[str, Any]) -> str:
