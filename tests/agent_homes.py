@@ -480,8 +480,16 @@ def write_kilo(home: Path) -> Laid:
     return Laid("kilo", tid, "kilo starched the squid", CLINE_TURNS, f)
 
 
+def write_kilo_db(home: Path) -> Laid:
+    """Kilo since its move onto OpenCode: OpenCode's database in Kilo's own data directory."""
+    sid = "ses_7a2kilo"
+    db = home / ".local/share/kilo/kilo.db"
+    opencode_db(db, sid, "kilo ironed the haddock", cwd="/home/ana/kiln")
+    return Laid("kilo", sid, "kilo ironed the haddock", OPENCODE_TURNS, db)
+
+
 # Every agent home above, one session each (the end-to-end test indexes them all at once).
 ALL = (
     write_openclaw, write_omp, write_gemini, write_copilot, write_qwen, write_opencode,
-    write_cursor_cli, write_cursor_ide, write_cline, write_roo, write_kilo,
+    write_cursor_cli, write_cursor_ide, write_cline, write_roo, write_kilo, write_kilo_db,
 )  # fmt: skip

@@ -1,5 +1,6 @@
 """OpenCode: its SQLite database read-only through a narrow query (never created, never
-written, the event table never read), and the older JSON storage."""
+written, the event table never read), and the older JSON storage; and Kilo, the OpenCode fork
+that keeps the same records in its own data directory."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from agent_homes import OPENCODE_TURNS, opencode_db, write_opencode
+from agent_homes import OPENCODE_TURNS, opencode_db, write_kilo, write_kilo_db, write_opencode
 
 from funes import sources
 from funes.errors import FunesError
@@ -18,9 +19,9 @@ from funes.sources import FileStats
 from funes.sources.sqlite import connect_readonly
 
 
-def swept(home: Path) -> tuple[list[Turn], list[FileStats]]:
+def swept(home: Path, harness: str = "opencode") -> tuple[list[Turn], list[FileStats]]:
     stats: list[FileStats] = []
-    units = [u for u in sources.sweep(home) if u.source and u.source.name == "opencode"]
+    units = [u for u in sources.sweep(home) if u.source and u.source.name == harness]
     return list(sources.parse_units(units, stats.append)), stats
 
 
@@ -142,3 +143,66 @@ def test_older_json_storage_is_read(private_home: Path) -> None:
         ("user", "msg_a", "ses_old"), ("assistant", "msg_b", "ses_old"),
     ]  # fmt: skip
     assert {t.workdir for t in turns} == {"-srv-old"}
+
+
+# ---------------------------------------------------------------------------- Kilo
+
+
+def test_kilo_database_is_swept_as_kilo_beside_its_legacy_tasks(private_home: Path) -> None:
+    laid = write_kilo_db(private_home)
+    legacy = write_kilo(private_home)
+    write_opencode(private_home)
+    before = snapshot(laid.where.parent)
+    turns, stats = swept(private_home, "kilo")
+    mine = [t for t in turns if t.session_id == laid.session_id]
+    assert shape(mine) == OPENCODE_TURNS
+    assert {t.harness for t in turns} == {"kilo"}
+    assert {t.workdir for t in mine} == {"-home-ana-kiln"}
+    assert {t.session_id for t in turns} == {laid.session_id, legacy.session_id}
+    assert sorted(Path(s.path).name for s in stats) == [
+        "api_conversation_history.json",
+        "kilo.db",
+    ]
+    assert all(sources.coverage(s)["unexplained"] == {} for s in stats)
+    # OpenCode's sweep reads its own database only; Kilo's is never written
+    assert {t.session_id for t in swept(private_home)[0]} == {"ses_3f1opencode"}
+    assert snapshot(laid.where.parent) == before
+
+
+def test_kilo_channel_database_and_kilo_db_variable(
+    private_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = private_home / ".local/share/kilo"
+    opencode_db(data / "kilo-beta.db", "ses_beta", "a preview channel")
+    opencode_db(data / "team.db", "ses_named", "named by KILO_DB, relative")
+    opencode_db(tmp_path / "elsewhere.db", "ses_abs", "named by KILO_DB, absolute")
+    assert {t.session_id for t in swept(private_home, "kilo")[0]} == {"ses_beta"}
+    monkeypatch.setenv("KILO_DB", "team.db")
+    assert {t.session_id for t in swept(private_home, "kilo")[0]} == {"ses_beta", "ses_named"}
+    monkeypatch.setenv("KILO_DB", str(tmp_path / "elsewhere.db"))
+    assert {t.session_id for t in swept(private_home, "kilo")[0]} == {"ses_beta", "ses_abs"}
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "nowhere"))
+    monkeypatch.delenv("KILO_DB")
+    assert swept(private_home, "kilo")[0] == []
+    assert not (tmp_path / "nowhere").exists()  # a missing data directory stays missing
+
+
+def test_kilo_json_storage_is_kilo_and_opencode_storage_is_opencode(private_home: Path) -> None:
+    for app in ("kilo", "opencode"):
+        storage = private_home / ".local/share" / app / "storage"
+        for rel, value in {
+            f"session/prj_1/ses_{app}.json": {"id": f"ses_{app}", "directory": f"/srv/{app}"},
+            f"message/ses_{app}/msg_1.json": {"id": "msg_1", "role": "user"},
+            "part/msg_1/prt_1.json": {"id": "prt_1", "type": "text", "text": f"hello {app}"},
+        }.items():
+            p = storage / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(json.dumps(value))
+    for app in ("kilo", "opencode"):
+        turns = swept(private_home, app)[0]
+        assert [(t.harness, t.session_id, t.blocks[0].text) for t in turns] == [
+            (app, f"ses_{app}", f"hello {app}")
+        ]
+    # a tree given by path: each file goes to the agent whose directory holds it
+    got = {(t.harness, t.session_id) for t in sources.parse([private_home / ".local/share"])}
+    assert got == {("kilo", "ses_kilo"), ("opencode", "ses_opencode")}

@@ -22,13 +22,16 @@ OpenCode wrote) is read as far as it goes.
 
 Ids: the session id is OpenCode's (``ses_…``, what ``opencode --session`` takes); a turn's id is
 the message id, its parent the message's ``parentID`` (an answer names its question).
+
+Kilo, a fork of OpenCode, keeps the same database and files in its own data directory; its
+source reads them with ``reader("kilo")`` (see ``funes.sources.kilo``).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,38 +76,52 @@ def locate(home: Path) -> list[Path]:
 
 
 def claims(f: Path) -> bool:
-    if f.name == "opencode.db":
-        return True
+    return f.name == "opencode.db" or storage_session_of(f) not in (None, "kilo")
+
+
+def storage_session_of(f: Path) -> str | None:
+    """The name of the data directory holding ``f`` when ``f`` is a session file of the older
+    JSON storage (``<data>/storage/session/<projectID>/<sessionID>.json``), else None."""
     parents = f.parents
-    return (
+    if (
         f.suffix == ".json"
-        and len(parents) >= 3
+        and len(parents) >= 4
         and parents[1].name == "session"
         and parents[2].name == "storage"
-    )
+    ):
+        return parents[3].name
+    return None
 
 
-def parse_path(path: Path, stats: FileStats) -> Iterator[Turn]:
-    if path.suffix == ".json":
-        yield from _storage_session(path, stats)
-    else:
-        yield from _database(path, stats)
+def reader(harness: str) -> Callable[[Path, FileStats], Iterator[Turn]]:
+    """The reader of OpenCode's database and storage files, storing turns under ``harness``
+    (OpenCode's own, or a fork's that keeps the same records)."""
+
+    def parse_path(path: Path, stats: FileStats) -> Iterator[Turn]:
+        if path.suffix == ".json":
+            yield from _storage_session(path, stats, harness)
+        else:
+            yield from _database(path, stats, harness)
+
+    return parse_path
 
 
 # ---------------------------------------------------------------------------- database
 
 
-def _database(path: Path, stats: FileStats) -> Iterator[Turn]:
+def _database(path: Path, stats: FileStats, harness: str) -> Iterator[Turn]:
     conn = connect_readonly(path, "OpenCode database")
     try:
-        yield from _read_database(conn, path, stats)
+        yield from _read_database(conn, path, stats, harness)
     except sqlite3.Error as e:
         raise FunesError(f"{display_path(path)}: cannot read the OpenCode database ({e})") from None
     finally:
         conn.close()
 
 
-def _read_database(conn: sqlite3.Connection, path: Path, stats: FileStats) -> Iterator[Turn]:
+def _read_database(
+    conn: sqlite3.Connection, path: Path, stats: FileStats, harness: str
+) -> Iterator[Turn]:
     cols = {t: columns(conn, t) for t in ("session", "message", "part", "project")}
     if (
         not {"id", "session_id", "data"} <= cols["message"]
@@ -165,7 +182,7 @@ def _read_database(conn: sqlite3.Connection, path: Path, stats: FileStats) -> It
             if ts is not None and "time_created" not in info:
                 info["time_created"] = ts
             messages.append((mid, info, parts.get(mid, [])))
-        yield from _turns(sid, cwd, messages, path, stats)
+        yield from _turns(sid, cwd, messages, path, stats, harness)
 
 
 def _loads(data: Any) -> dict[str, Any]:
@@ -190,7 +207,7 @@ def _part(ptype: Any, data: Any, stats: FileStats) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- storage files
 
 
-def _storage_session(path: Path, stats: FileStats) -> Iterator[Turn]:
+def _storage_session(path: Path, stats: FileStats, harness: str) -> Iterator[Turn]:
     info = read_json_document(path, stats)
     if not isinstance(info, dict):
         raise FunesError(f"{display_path(path)}: not an OpenCode session (not an object)")
@@ -211,7 +228,7 @@ def _storage_session(path: Path, stats: FileStats) -> Iterator[Turn]:
         parts = [_json_file(p, stats) for p in _json_files(storage / "part" / mid)]
         messages.append((mid, msg, parts))
     messages.sort(key=lambda m: (_created(m[1]), m[0]))
-    yield from _turns(sid, cwd or "", messages, path, stats)
+    yield from _turns(sid, cwd or "", messages, path, stats, harness)
 
 
 def _json_files(d: Path) -> list[Path]:
@@ -245,8 +262,9 @@ def _turns(
     messages: Iterable[tuple[str, dict[str, Any], list[dict[str, Any]]]],
     path: Path,
     stats: FileStats,
+    harness: str,
 ) -> Iterator[Turn]:
-    workdir = munge_workdir(cwd) or "opencode"
+    workdir = munge_workdir(cwd) or harness
     repo = repo_of(cwd) if cwd else ""
     seq = 0
     prev: str | None = None
@@ -270,7 +288,7 @@ def _turns(
         created = created if created is not None else msg.get("time_created")
         ts = iso_from_epoch(created) if isinstance(created, (int, float)) else iso_utc(created)
         yield Turn(
-            harness=SOURCE.harness,
+            harness=harness,
             session_id=sid,
             turn_uuid=mid,
             parent_uuid=parent if isinstance(parent, str) else prev,
@@ -315,7 +333,7 @@ SOURCE = Source(
     roots=(".local/share/opencode/opencode.db", ".local/share/opencode/storage/session"),
     patterns=(),
     claims=claims,
-    parse_path=parse_path,
+    parse_path=reader("opencode"),
     locate=locate,
     not_content=NOT_CONTENT,
 )
