@@ -141,7 +141,7 @@ def test_private_memory_needs_a_token_that_can_read_it(hub: HubServer, tmp_path:
     _publish(hub, tmp_path, notes())
     anon = Machine(tmp_path / "anon", hub, user=None)
     r = anon.funes("recall", "bandicoot", "--memory", "ana/kb")
-    assert r.returncode == 1 and "is private — set HF_TOKEN" in r.stderr
+    assert r.returncode == 1 and "not found on the Hub, or private — without a token" in r.stderr
     assert "assume UTC" not in r.stdout
     bob = Machine(tmp_path / "bob", hub, user="bob")
     r = bob.funes("recall", "bandicoot", "--memory", "ana/kb")
@@ -208,3 +208,23 @@ def test_several_memories_merge_label_and_fence_untrusted_passages(
     )
     own = [b for b in out.split("---\n") if "drain, swap slots" in b]
     assert own and "<<<untrusted" not in own[0]  # the user's own memory is not fenced
+
+
+def test_a_missing_dataset_is_not_called_private(hub: HubServer, tmp_path: Path) -> None:
+    """The Hub answers an anonymous caller 401 for a missing dataset and a private one alike,
+    a token holder 404 for a missing one: funes claims privacy in neither case, says "not
+    found" to the token holder, and tells a rejected token apart from both."""
+    for verb in (("status", "hf://datasets/ana/nope"), ("sessions", "--memory", "ana/nope")):
+        anon = Machine(tmp_path / "anon", hub, user=None).funes(*verb)
+        assert anon.returncode == 1
+        [line] = anon.stderr.splitlines()
+        assert "is private" not in line
+        assert "hf://datasets/ana/nope not found on the Hub, or private" in line
+        assert "without a token the Hub does not say which" in line
+        ana = Machine(tmp_path / "ana", hub).funes(*verb)
+        assert ana.returncode == 1
+        assert ana.stderr.startswith("funes: hf://datasets/ana/nope not found on the Hub (or ")
+        assert "private" not in ana.stderr
+        bad = Machine(tmp_path / "bad", hub, user=None).funes(*verb, env={"HF_TOKEN": "hf_x"})
+        assert bad.returncode == 1
+        assert "the Hub rejected your token" in bad.stderr and "hf_x" not in bad.stderr

@@ -146,7 +146,7 @@ def test_an_unchanged_dataset_is_skipped_and_a_new_conversion_is_read_again(
     hub.clear_log()
     r = m.funes("index", "ana/traces")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("indexed sessions=2 skipped=0 chunks=2 ")
+    assert r.stdout.startswith("indexed sessions=3 skipped=0 chunks=2 ")
     # Both shards are resolved at the new commit; the unchanged one's bytes are already in
     # the HF cache (same blob), so only the changed shard is downloaded.
     resolved = {r.path.split("/resolve/")[1] for r in hub.requests() if "/resolve/" in r.path}
@@ -154,6 +154,23 @@ def test_an_unchanged_dataset_is_skipped_and_a_new_conversion_is_read_again(
     assert [p.split("/resolve/")[1] for p in downloads(hub)] == [f"{new.oid}/{SHARD1}"]
     r = m.funes("recall", "protobuf stubs regenerate", "-k", "1", "--json")
     assert json.loads(r.stdout)["session_id"] == "tr-wombat"
+
+
+def test_sessions_are_counted_from_the_rows_not_the_shards(hub: HubServer, tmp_path: Path) -> None:
+    hub.create_repo("ana/pair")
+    hub.convert(
+        "ana/pair",
+        {SHARD0: shard([session("tr-heron", "where do heron logs go?", "Heron logs go to /var/log/heron."),
+                        session("tr-ibis", "why is ibis slow?", "Ibis is slow because it re-reads its cache.")])},
+    )  # fmt: skip
+    m = Machine(tmp_path / "m", hub)
+    r = m.funes("index", "ana/pair", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert (doc["sessions"], doc["skipped"], doc["chunks"]) == (2, 0, 4)
+    assert m.funes("status").stdout.count("sessions: 2") == 1
+    r = m.funes("index", "ana/pair")
+    assert r.stdout.startswith("indexed sessions=0 skipped=1 chunks=0 ")
 
 
 def test_a_dataset_without_a_parquet_conversion_is_one_clear_error(
@@ -183,7 +200,7 @@ def test_private_datasets_get_the_same_messages_as_remote_recall(
         recall = m.funes("recall", "ocelot", "--memory", "ana/traces")
         assert recall.returncode == 1
         assert r.stderr == recall.stderr
-        want = "is private — set HF_TOKEN" if user is None else "not found on the Hub"
+        want = "not found on the Hub, or private — " if user is None else "not found on the Hub"
         assert want in r.stderr
         assert "hf_" not in r.stderr  # no token in the message
     # The owner's token reads it.

@@ -32,7 +32,7 @@ class State(Enum):
     READY = "ready"  # holds an index we can read
     EMPTY = "empty"  # exists (dir or repo) but holds no index yet
     MISSING = "missing"  # no such repo (or not visible to this token)
-    UNAUTHORIZED = "unauthorized"  # private, and no (valid) token
+    UNAUTHORIZED = "unauthorized"  # no token, a rejected one, or one without access (401/403)
     OFFLINE = "offline"  # the Hub cannot be reached
 
 
@@ -130,6 +130,8 @@ def sanitize(uri: str) -> str:
     return re.sub(r"[^A-Za-z0-9.-]", "_", uri)
 
 
+TOKEN_REJECTED = "token rejected"  # the detail of an UNAUTHORIZED state the token caused
+
 # One line per state, for errors and notes (the reference implementation's wording where it
 # has one).
 
@@ -143,9 +145,22 @@ def state_message(spec: MemorySpec, state: State, detail: str = "") -> str:
             f"or publish your memory there with `funes push {spec.short} --create`"
         )
     if state is State.UNAUTHORIZED:
+        if detail == TOKEN_REJECTED:
+            return (
+                f"{spec.uri}: the Hub rejected your token — set HF_TOKEN (or run "
+                "`hf auth login`) with a valid one"
+            )
+        if detail:  # 403: the dataset is there, this token may not read it
+            return (
+                f"{spec.uri} exists, but your token has no access to it ({detail}) — ask its "
+                "owner for access, or use a token that has it"
+            )
+        # 401 to a caller without a token: the Hub answers a missing dataset and a private one
+        # alike, so say both rather than call a typo private.
         return (
-            f"{spec.uri} is private — set HF_TOKEN (or run `hf auth login`) with a token "
-            "that can read it" + (f" ({detail})" if detail else "")
+            f"{spec.uri} not found on the Hub, or private — without a token the Hub does not "
+            "say which: check the name, or set HF_TOKEN (or run `hf auth login`) with a token "
+            "that can read it"
         )
     if state is State.EMPTY:
         return (

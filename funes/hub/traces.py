@@ -21,15 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from funes.errors import FunesError
-from funes.hub.spec import MemorySpec, State, state_message
+from funes.hub.spec import MemorySpec, state_message
 from funes.hub.transport import (
     REPO_TYPE,
     HubUnavailable,
+    access_state,
     api,
     offline_error,
     snapshot_dir,
-    status_of,
-    token,
 )
 from funes.sources import Unit, get_source
 
@@ -145,18 +144,13 @@ class _Fetch:
 def _hub_error(spec: MemorySpec, e: BaseException) -> FunesError:
     """The same one-line messages remote recall gives for a dataset it cannot read."""
     # lazy: huggingface_hub only to talk to the Hub
-    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+    from huggingface_hub.errors import RevisionNotFoundError
 
-    code = status_of(e)
-    if isinstance(e, RepositoryNotFoundError):
-        if code == 401:
-            detail = "your token was rejected" if token() else ""
-            return FunesError(state_message(spec, State.UNAUTHORIZED, detail))
-        return FunesError(state_message(spec, State.MISSING))
     if isinstance(e, RevisionNotFoundError):
         return FunesError(f"{spec.uri}: {CONVERT_REF} moved while reading it — run again")
-    if code in (401, 403):
-        return FunesError(state_message(spec, State.UNAUTHORIZED))
+    known = None if offline_error(e) else access_state(e)
+    if known is not None:
+        return FunesError(state_message(spec, *known))
     if offline_error(e):
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
         return HubUnavailable(f"the Hub is unreachable ({first}) — try again once it is")

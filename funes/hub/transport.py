@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from funes.errors import FunesError
-from funes.hub.spec import MemorySpec, State
+from funes.hub.spec import TOKEN_REJECTED, MemorySpec, State
 
 PROBE_TIMEOUT = 5.0  # seconds: the reachability probe
 REPO_TYPE = "dataset"
@@ -94,7 +94,7 @@ def offline_error(exc: BaseException) -> bool:
 def probe(spec: MemorySpec, timeout: float = PROBE_TIMEOUT) -> RemoteInfo:
     """One request: repo info at `main` with file metadata → the memory's state."""
     # lazy: huggingface_hub stays off fast commands' start-up
-    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+    from huggingface_hub.errors import RevisionNotFoundError
 
     try:
         info = api().dataset_info(
@@ -102,18 +102,13 @@ def probe(spec: MemorySpec, timeout: float = PROBE_TIMEOUT) -> RemoteInfo:
         )
     except RevisionNotFoundError:
         return RemoteInfo(spec, State.EMPTY)
-    except RepositoryNotFoundError as e:
-        code = status_of(e)
-        if code == 401:
-            detail = "your token was rejected" if token() else ""
-            return RemoteInfo(spec, State.UNAUTHORIZED, detail=detail)
-        return RemoteInfo(spec, State.MISSING)
     except Exception as e:
         if offline_error(e):
             return RemoteInfo(spec, State.OFFLINE, detail=_short(e))
-        if status_of(e) in (401, 403):
-            return RemoteInfo(spec, State.UNAUTHORIZED, detail=_short(e))
-        raise
+        known = access_state(e)
+        if known is None:
+            raise
+        return RemoteInfo(spec, known[0], detail=known[1])
     files: dict[str, tuple[str, int]] = {}
     for s in info.siblings or []:
         lfs = getattr(s, "lfs", None)
@@ -126,6 +121,32 @@ def probe(spec: MemorySpec, timeout: float = PROBE_TIMEOUT) -> RemoteInfo:
     if not out.has_index:
         out.state = State.EMPTY
     return out
+
+
+def access_state(exc: BaseException) -> tuple[State, str] | None:
+    """What a refused request says of the dataset, as a state and its detail, or None.
+
+    Repo not found (404) → missing (or private to others); 401 → unauthorized (without a
+    token the Hub answers a missing and a private dataset alike; with one, it was rejected);
+    403 → unauthorized, the dataset there but this token without access to it."""
+    code = status_of(exc)
+    if code == 401:
+        return State.UNAUTHORIZED, TOKEN_REJECTED if token() else ""
+    if code == 403:
+        return State.UNAUTHORIZED, _forbidden(exc)
+    # lazy: huggingface_hub only to talk to the Hub
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    if isinstance(exc, RepositoryNotFoundError):
+        return State.MISSING, ""
+    return None
+
+
+def _forbidden(e: BaseException) -> str:
+    # lazy: huggingface_hub only to talk to the Hub
+    from huggingface_hub.errors import GatedRepoError
+
+    return "it is gated" if isinstance(e, GatedRepoError) else "403 Forbidden"
 
 
 def _short(e: BaseException) -> str:

@@ -260,18 +260,19 @@ class _Run:
         self.redact = redactor()
         self.buf: list[Chunk] = []
         self.done_units: list[tuple[str, str | None, tuple[str, ...]]] = []
-        self.read: set[str] = set()
+        self.sessions: set[str] = set()  # session ids read (a Hub shard holds many)
         self.last_flush = time.monotonic()
 
     def unit(self, u: Unit, tiers: tuple[str, ...], phase: str, i: int, n: int) -> None:
         sig = u.signature()
         stats = FileStats(display_path(u.name))
         ids = self.w.ids
+        seen: set[str] = set()
         # Streamed, turn by turn, and committed every FLUSH_CHUNKS: a huge file (a 50 MB tool
         # output) never sits in memory whole. A file that fails half-way keeps the turns read
         # before the failure (ids dedupe them when the next run retries the file).
         try:
-            turns = _read(parse_unit(u, stats))
+            turns = _seen(_read(parse_unit(u, stats)), seen)
             for c in chunk_turns(turns, tiers, self.opts.thinking, self.redact):
                 self.report.seen += 1
                 if c.split_idx == EMBEDDED_SPLITS:
@@ -287,8 +288,8 @@ class _Run:
         finally:
             if tiers[0] == TIERS[0]:  # a sweep reads a file once per tier: count lines once
                 self.report.note_lines(stats)
-        self.read.add(_key(u))
-        self.report.sessions = len(self.read)
+        self.sessions |= seen
+        self.report.sessions = len(self.sessions)
         self.done_units.append((_key(u), sig, tiers))
         if (
             len(self.buf) >= FLUSH_CHUNKS
@@ -327,6 +328,13 @@ def _read(turns: Iterator[Turn]) -> Iterator[Turn]:
         raise _ReadFailed(str(e)) from None
     except OSError as e:
         raise _ReadFailed(os_reason(e)) from None
+
+
+def _seen(turns: Iterator[Turn], sessions: set[str]) -> Iterator[Turn]:
+    """``turns``, each one's session id added to ``sessions`` as it passes."""
+    for t in turns:
+        sessions.add(t.session_id)
+        yield t
 
 
 def _key(u: Unit) -> str:

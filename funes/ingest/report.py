@@ -20,7 +20,7 @@ MAX_LINE_NOTES = 10  # bad or repaired lines named one by one; the rest are coun
 @dataclass
 class IndexReport:
     memory: str = ""
-    sessions: int = 0  # distinct files read this run (a sweep reads one in up to three passes)
+    sessions: int = 0  # distinct session ids read this run (a Hub shard holds many)
     skipped: int = 0  # files already current
     failed: list[tuple[str, str]] = field(default_factory=list)
     chunks: int = 0  # written
