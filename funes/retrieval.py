@@ -232,7 +232,11 @@ def _get_command(session_id: str, turn_uuid: str, memory: str | None) -> str:
     return " ".join(args)
 
 
-_STEP = ("text", "thinking", "tool_use")  # what one assistant step writes, record by record
+# What one assistant step writes, record by record, in the order it writes them: thinking, then
+# text, then tool calls (one or several). Two adjacent records belong to one step only when the
+# second comes later in that order (or both are tool calls): two texts in a row, or a thinking
+# after a text or a call, are two steps, each with its own hit.
+_STEP = {"thinking": 0, "text": 1, "tool_use": 2}
 
 
 def _turn_groups(rows: Sequence[dict[str, Any]]) -> dict[str, str]:
@@ -253,7 +257,7 @@ def _turn_groups(rows: Sequence[dict[str, Any]]) -> dict[str, str]:
             parent[max(ra, rb)] = min(ra, rb)
 
     by_turn: dict[tuple[str, str], str] = {}
-    steps: dict[tuple[str, int], str] = {}
+    steps: dict[tuple[str, int], tuple[str, int]] = {}
     for r in rows:
         key = (r["session_id"], r["turn_uuid"])
         if key in by_turn:
@@ -261,11 +265,12 @@ def _turn_groups(rows: Sequence[dict[str, Any]]) -> dict[str, str]:
         else:
             by_turn[key] = r["id"]
         if r.get("role") == "assistant" and r.get("block_type") in _STEP:
-            steps.setdefault((r["session_id"], r.get("seq") or 0), r["id"])
-    for (sid, seq), cid in steps.items():
+            step = (r["id"], _STEP[r["block_type"]])
+            steps.setdefault((r["session_id"], r.get("seq") or 0), step)
+    for (sid, seq), (cid, order) in steps.items():
         nxt = steps.get((sid, seq + 1))
-        if nxt is not None:
-            union(cid, nxt)
+        if nxt is not None and (order < nxt[1] or order == nxt[1] == _STEP["tool_use"]):
+            union(cid, nxt[0])
     return {cid: find(cid) for cid in parent}
 
 

@@ -246,3 +246,28 @@ def test_text_thinking_and_splits_of_one_turn_collapse_into_one_hit(tmp_path: Pa
     assert {o["id"] for o in others}.isdisjoint({h["id"] for h in hits})
     # the thinking and the text's other splits are what was folded in
     assert {o["block_type"] for o in others} | {step[0]["block_type"]} == {"thinking", "text"}
+
+
+def test_two_assistant_texts_in_a_row_stay_two_hits(tmp_path: Path) -> None:
+    """Two texts written one after the other are two steps (the second often the finding after
+    the first announced a step): folding them into one hit would hide one of them."""
+    root = tmp_path / ".claude" / "projects" / "-home-ana-uploader"
+    ts = "2026-10-20T10:00:00.000Z"
+    recs = [
+        turn("t-u1", None, ts, "user", [{"type": "text", "text":
+             "why are the upload retries flaky on large files?"}]),
+        turn("t-a1", "t-u1", ts, "assistant", [{"type": "text", "text":
+             "Let me look at how the upload retries handle the presigned URL."}]),
+        turn("t-a2", "t-a1", ts, "assistant", [{"type": "text", "text":
+             "Found it: the retry reused a presigned URL that had expired after 15 minutes."}]),
+    ]  # fmt: skip
+    for i, r in enumerate(recs):
+        r["sessionId"] = "t"
+        if r["type"] == "assistant":
+            r["message"]["id"] = f"msg_0{i}"
+    write_jsonl(root / "t.jsonl", recs)
+    mem = tmp_path / "memory"
+    r = run_cmd("funes", "index", root, "--yes", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    hits = jsonl(query(mem, "why did the upload retry fail with an expired URL", "-k", "5").stdout)
+    assert {"t-a1", "t-a2"} <= {h["turn_uuid"] for h in hits}, [h["turn_uuid"] for h in hits]
