@@ -215,6 +215,7 @@ def env_path(name: str) -> Path | None:
 # What every source and every caller shares, defined in the modules split by concern. Imported
 # last: routing reads the registry above.
 from funes.sources.facets import (  # noqa: E402
+    TurnChain,
     anthropic_blocks,
     compact_json,
     display_path,
@@ -226,6 +227,10 @@ from funes.sources.facets import (  # noqa: E402
     munge_workdir,
     opt_str,
     repo_of,
+    text_blocks,
+    text_part,
+    thinking_block,
+    tool_blocks,
     workdir_of_path,
 )
 from funes.sources.jsonl import (  # noqa: E402
@@ -252,6 +257,7 @@ __all__ = [
     "NotATranscript",
     "RecordParser",
     "Source",
+    "TurnChain",
     "Unit",
     "anthropic_blocks",
     "compact_json",
@@ -281,5 +287,9 @@ __all__ = [
     "repo_of",
     "sniff",
     "sweep",
+    "text_blocks",
+    "text_part",
+    "thinking_block",
+    "tool_blocks",
     "workdir_of_path",
 ]

@@ -44,6 +44,7 @@ from funes.records import Turn
 from funes.sources import (
     FileStats,
     Source,
+    TurnChain,
     anthropic_blocks,
     compact_json,
     display_path,
@@ -116,12 +117,10 @@ def parse_task(path: Path, stats: FileStats, harness: str) -> Iterator[Turn]:
     else:
         raise FunesError(f"{display_path(path)}: not a task's conversation (no message list)")
     stats.records_kept += len(messages)
-    workdir = munge_workdir(cwd) or harness
     repo = repo_of(cwd) if cwd else ""
+    chain = TurnChain(harness, session_id, munge_workdir(cwd) or harness, repo, str(path))
     task_ts = iso_utc(int(session_id)) if session_id.isdigit() else ""
     seen: dict[str, int] = {}
-    seq = 0
-    prev: str | None = None
     for lineno, msg in enumerate(messages, 1):
         stats.lines = lineno
         if not isinstance(msg, dict):
@@ -135,22 +134,8 @@ def parse_task(path: Path, stats: FileStats, harness: str) -> Iterator[Turn]:
         if not blocks:
             stats.empty[str(role)] += 1
             continue
-        uuid = turn_id(msg, seen)
-        yield Turn(
-            harness=harness,
-            session_id=session_id,
-            turn_uuid=uuid,
-            parent_uuid=prev,
-            seq=seq,
-            ts=iso_utc(msg.get("ts")) or task_ts,
-            role=str(role),
-            workdir=workdir,
-            repo=repo,
-            source_path=str(path),
-            blocks=blocks,
-        )
-        seq += 1
-        prev = uuid
+        ts = iso_utc(msg.get("ts")) or task_ts
+        yield chain.turn(turn_id(msg, seen), str(role), ts, blocks)
 
 
 def turn_id(msg: dict[str, Any], seen: dict[str, int]) -> str:

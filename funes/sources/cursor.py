@@ -37,8 +37,8 @@ from funes.records import Block, Turn
 from funes.sources import (
     FileStats,
     Source,
+    TurnChain,
     anthropic_blocks,
-    compact_json,
     display_path,
     env_path,
     is_blank,
@@ -47,6 +47,8 @@ from funes.sources import (
     munge_workdir,
     opt_str,
     repo_of,
+    thinking_block,
+    tool_blocks,
     workdir_of_path,
 )
 from funes.sources.sqlite import columns, connect_readonly
@@ -97,11 +99,8 @@ def _cli_workdir(path: Path) -> str:
 def parse_records(
     records: Iterable[dict[str, Any]], path: Path, stats: FileStats
 ) -> Iterator[Turn]:
-    session_id = path.stem
     fallback_ts = _mtime_iso(path)
-    workdir = _cli_workdir(path)
-    seq = 0
-    prev: str | None = None
+    chain = TurnChain(SOURCE.harness, path.stem, _cli_workdir(path), "", str(path))
     for rec in records:
         role = rec.get("role")
         msg = rec.get("message")
@@ -115,21 +114,7 @@ def parse_records(
             continue
         rid = rec.get("id", msg.get("id"))
         uuid = rid if isinstance(rid, str) and rid.strip() else f"L{stats.lines}"
-        yield Turn(
-            harness=SOURCE.harness,
-            session_id=session_id,
-            turn_uuid=uuid,
-            parent_uuid=prev,
-            seq=seq,
-            ts=iso_utc(rec.get("timestamp")) or fallback_ts,
-            role=str(role),
-            workdir=workdir,
-            repo="",
-            source_path=str(path),
-            blocks=blocks,
-        )
-        seq += 1
-        prev = uuid
+        yield chain.turn(uuid, str(role), iso_utc(rec.get("timestamp")) or fallback_ts, blocks)
 
 
 # ---------------------------------------------------------------------------- IDE database
@@ -221,11 +206,9 @@ def _bubble_turns(
         ),
         "",
     )
-    workdir = munge_workdir(cwd) or "cursor"
     repo = repo_of(cwd) if cwd else ""
+    chain = TurnChain(SOURCE.harness, cid, munge_workdir(cwd) or "cursor", repo, str(path))
     start = iso_utc(composer.get("createdAt"))
-    seq = 0
-    prev: str | None = None
     for bid, bubble in bubbles:
         stats.records_kept += 1
         stats.lines += 1
@@ -238,29 +221,13 @@ def _bubble_turns(
         if not blocks:
             stats.empty[f"bubble:{role}"] += 1
             continue
-        yield Turn(
-            harness=SOURCE.harness,
-            session_id=cid,
-            turn_uuid=bid,
-            parent_uuid=prev,
-            seq=seq,
-            ts=iso_utc(bubble.get("createdAt")) or start,
-            role=role,
-            workdir=workdir,
-            repo=repo,
-            source_path=str(path),
-            blocks=blocks,
-        )
-        seq += 1
-        prev = bid
+        yield chain.turn(bid, role, iso_utc(bubble.get("createdAt")) or start, blocks)
 
 
 def _bubble_blocks(bubble: dict[str, Any]) -> list[Block]:
-    out = []
     thinking = bubble.get("thinking")
-    text = thinking.get("text") if isinstance(thinking, dict) else thinking
-    if isinstance(text, str) and not is_blank(text) and text.strip() != "[REDACTED]":
-        out.append(Block("thinking", text))
+    thought = thinking_block(thinking.get("text") if isinstance(thinking, dict) else thinking)
+    out = [thought] if thought else []
     body = bubble.get("text")
     if not isinstance(body, str) or is_blank(body):
         body = bubble.get("rawText")
@@ -270,16 +237,7 @@ def _bubble_blocks(bubble: dict[str, Any]) -> list[Block]:
     if isinstance(tool, dict):
         name, cid = opt_str(tool.get("name")), opt_str(tool.get("toolCallId"))
         args = tool.get("rawArgs", tool.get("params"))
-        out.append(
-            Block(
-                "tool_use", args if isinstance(args, str) else compact_json(args or {}), name, cid
-            )
-        )
-        result = tool.get("result")
-        if result is not None and not isinstance(result, str):
-            result = compact_json(result)
-        if isinstance(result, str) and not is_blank(result):
-            out.append(Block("tool_result", result, name, cid))
+        out += tool_blocks(name, cid, args, tool.get("result"))
     return out
 
 

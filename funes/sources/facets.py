@@ -1,16 +1,18 @@
-"""Field helpers every source shares: timestamps, the workdir and repo facets, tool content."""
+"""Field helpers every source shares: timestamps, the workdir and repo facets, content blocks,
+and the chain that numbers a session's turns."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from funes.records import Block, fix_surrogates
+from funes.records import Block, Turn, fix_surrogates
 
 if TYPE_CHECKING:
     from funes.sources import FileStats
@@ -171,37 +173,95 @@ def display_path(path: Path | str) -> str:
     return s
 
 
-def anthropic_blocks(content: Any) -> list[Block]:
-    """Anthropic-style message content (Cursor, Cline, Roo, Kilo): a string, or ``text`` /
-    ``thinking`` / ``tool_use`` / ``tool_result`` parts; images are not text, and reasoning an
-    agent withheld (the literal ``[REDACTED]``) is dropped."""
+def text_part(part: Any) -> Block | None:
+    """The ``text`` block of a ``{"type": "text", "text": …}`` part; None for any other part, and
+    for text that is blank."""
+    if not isinstance(part, dict) or part.get("type") != "text":
+        return None
+    text = part.get("text")
+    return Block("text", text) if isinstance(text, str) and not is_blank(text) else None
+
+
+def text_blocks(content: Any) -> list[Block]:
+    """A string, or the text parts of a part list (images and other parts are not text)."""
     if isinstance(content, str):
         return [] if is_blank(content) else [Block("text", content)]
+    return [b for part in content if (b := text_part(part))] if isinstance(content, list) else []
+
+
+def thinking_block(text: Any) -> Block | None:
+    """A ``thinking`` block of ``text``; None when it is not a string, is blank, or is the
+    literal ``[REDACTED]`` an agent writes in place of reasoning it withheld."""
+    if not isinstance(text, str) or is_blank(text) or text.strip() == "[REDACTED]":
+        return None
+    return Block("thinking", text)
+
+
+def tool_blocks(name: str | None, call_id: str | None, args: Any, result: Any) -> list[Block]:
+    """A tool call as blocks: ``tool_use`` holding its arguments (compact JSON; a string, such as
+    arguments the agent stored raw, as it is) and, once it returned text, ``tool_result``
+    (a result that is not a string as compact JSON)."""
+    use = args if isinstance(args, str) else compact_json({} if args is None else args)
+    out = [Block("tool_use", use, name, call_id)]
+    if result is not None and not isinstance(result, str):
+        result = compact_json(result)
+    if isinstance(result, str) and not is_blank(result):
+        out.append(Block("tool_result", result, name, call_id))
+    return out
+
+
+def anthropic_blocks(content: Any) -> list[Block]:
+    """Anthropic-style message content (Cursor, Cline, Roo, Kilo, and pi's assistant messages):
+    a string, or ``text`` / ``thinking`` / ``tool_use`` / ``tool_result`` parts (pi names a call
+    ``toolCall`` and its input ``arguments``); images are not text, and reasoning an agent
+    withheld (the literal ``[REDACTED]``) is dropped."""
+    if isinstance(content, str):
+        return text_blocks(content)
     out = []
     for part in content if isinstance(content, list) else []:
         if not isinstance(part, dict):
             continue
         ptype = part.get("type")
         if ptype == "text":
-            text = part.get("text")
-            if isinstance(text, str) and not is_blank(text):
-                out.append(Block("text", text))
+            if b := text_part(part):
+                out.append(b)
         elif ptype in ("thinking", "reasoning"):
-            text = part.get("thinking", part.get("text"))
-            if isinstance(text, str) and not is_blank(text) and text.strip() != "[REDACTED]":
-                out.append(Block("thinking", text))
-        elif ptype == "tool_use":
-            args = part.get("input")
-            out.append(
-                Block(
-                    "tool_use",
-                    compact_json({} if args is None else args),
-                    opt_str(part.get("name")),
-                    opt_str(part.get("id")),
-                )
-            )
+            if b := thinking_block(part.get("thinking", part.get("text"))):
+                out.append(b)
+        elif ptype in ("tool_use", "toolCall"):
+            name, call_id = opt_str(part.get("name")), opt_str(part.get("id"))
+            out += tool_blocks(name, call_id, part.get("input", part.get("arguments")), None)
         elif ptype == "tool_result":
             text = flatten_tool_content(part.get("content"))
             if not is_blank(text):
                 out.append(Block("tool_result", text, None, opt_str(part.get("tool_use_id"))))
     return out
+
+
+# ---------------------------------------------------------------------------- turn chains
+
+_PREVIOUS = object()
+
+
+@dataclass
+class TurnChain:
+    """The turns of one session, in order: each gets the next ``seq`` and, unless the record
+    names its own parent, the previous turn's id as its parent (how a linear transcript links)."""
+
+    harness: str
+    session_id: str
+    workdir: str
+    repo: str
+    source_path: str
+    seq: int = 0
+    prev: str | None = None
+
+    def turn(
+        self, uuid: str, role: str, ts: str, blocks: list[Block], parent: Any = _PREVIOUS
+    ) -> Turn:
+        up = self.prev if parent is _PREVIOUS else parent
+        where = (self.workdir, self.repo, self.source_path)
+        t = Turn(self.harness, self.session_id, uuid, up, self.seq, ts, role, *where, blocks)
+        self.seq += 1
+        self.prev = uuid
+        return t

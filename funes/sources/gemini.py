@@ -49,6 +49,7 @@ from funes.records import Block, Turn
 from funes.sources import (
     FileStats,
     Source,
+    TurnChain,
     Unit,
     compact_json,
     display_path,
@@ -60,6 +61,7 @@ from funes.sources import (
     opt_str,
     read_json_document,
     repo_of,
+    tool_blocks,
 )
 
 # Record kinds replayed or superseded rather than stored as turns, and the CLI's notices.
@@ -190,10 +192,8 @@ def conversation_turns(
     session_id = sid if isinstance(sid, str) and sid.strip() else path.stem
     cwd = workdir_of(path, meta)
     workdir = munge_workdir(cwd) or _project_dir(path).name
-    repo = repo_of(cwd) if cwd else ""
+    chain = TurnChain(harness, session_id, workdir, repo_of(cwd) if cwd else "", str(path))
     start = iso_utc(meta.get("startTime"))
-    seq = 0
-    prev: str | None = None
     for msg in messages:
         mtype = msg.get("type")
         role = ROLES.get(mtype) if isinstance(mtype, str) else None
@@ -205,22 +205,8 @@ def conversation_turns(
             stats.empty[f"message:{mtype}"] += 1
             continue
         mid = msg.get("id")
-        uuid = mid if isinstance(mid, str) and mid.strip() else f"{session_id}-{seq}"
-        yield Turn(
-            harness=harness,
-            session_id=session_id,
-            turn_uuid=uuid,
-            parent_uuid=prev,
-            seq=seq,
-            ts=iso_utc(msg.get("timestamp")) or start,
-            role=role,
-            workdir=workdir,
-            repo=repo,
-            source_path=str(path),
-            blocks=blocks,
-        )
-        seq += 1
-        prev = uuid
+        uuid = mid if isinstance(mid, str) and mid.strip() else f"{session_id}-{chain.seq}"
+        yield chain.turn(uuid, role, iso_utc(msg.get("timestamp")) or start, blocks)
 
 
 def _parts_text(content: Any) -> list[tuple[str, str]]:
@@ -260,11 +246,7 @@ def _assistant_blocks(msg: dict[str, Any]) -> list[Block]:
         if not isinstance(call, dict):
             continue
         name, cid = opt_str(call.get("name")), opt_str(call.get("id"))
-        args = call.get("args")
-        out.append(Block("tool_use", compact_json({} if args is None else args), name, cid))
-        result = tool_output(call.get("result"))
-        if result:
-            out.append(Block("tool_result", result, name, cid))
+        out += tool_blocks(name, cid, call.get("args"), tool_output(call.get("result")))
     return out
 
 

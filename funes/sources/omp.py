@@ -15,12 +15,10 @@ Session id: the header's ``id``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from functools import partial
 from pathlib import Path
-from typing import Any
 
-from funes.records import Turn
-from funes.sources import FileStats, Source, env_path, pi
+from funes.sources import Source, env_path, pi
 
 NOT_CONTENT = pi.NOT_CONTENT | {"title", "title_change", "message:developer"}
 
@@ -35,17 +33,11 @@ def locate(home: Path) -> list[Path]:
     return out
 
 
-def parse_records(
-    records: Iterable[dict[str, Any]], path: Path, stats: FileStats
-) -> Iterator[Turn]:
-    return pi.parse_pi_records(records, path, stats, SOURCE.harness)
-
-
 SOURCE = Source(
     name="omp",
     harness="omp",
     roots=(".omp/agent/sessions",),
-    parse_records=parse_records,
+    parse_records=partial(pi.parse_pi_records, harness="omp"),
     locate=locate,
     sniff_order=60,  # never by sniffing: pi's sniff reads the same records
     not_content=NOT_CONTENT,

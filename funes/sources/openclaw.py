@@ -24,12 +24,10 @@ Session id: the header's ``id`` (the uuid the transcript is named after).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from functools import partial
 from pathlib import Path
-from typing import Any
 
-from funes.records import Turn
-from funes.sources import FileStats, Source, env_path, pi
+from funes.sources import Source, env_path, pi
 
 
 def claims(f: Path) -> bool:
@@ -50,19 +48,13 @@ def locate(home: Path) -> list[Path]:
     return [state / "agents"]
 
 
-def parse_records(
-    records: Iterable[dict[str, Any]], path: Path, stats: FileStats
-) -> Iterator[Turn]:
-    return pi.parse_pi_records(records, path, stats, SOURCE.harness)
-
-
 SOURCE = Source(
     name="openclaw",
     harness="openclaw",
     roots=(".openclaw/agents",),
     patterns=(),
     claims=claims,
-    parse_records=parse_records,
+    parse_records=partial(pi.parse_pi_records, harness="openclaw"),
     locate=locate,
     sniff_order=60,  # never by sniffing: pi's sniff reads the same records
     not_content=pi.NOT_CONTENT,

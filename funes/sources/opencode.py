@@ -40,7 +40,7 @@ from funes.records import Block, Turn
 from funes.sources import (
     FileStats,
     Source,
-    compact_json,
+    TurnChain,
     display_path,
     env_path,
     is_blank,
@@ -50,6 +50,7 @@ from funes.sources import (
     opt_str,
     read_json_document,
     repo_of,
+    tool_blocks,
 )
 from funes.sources.sqlite import columns, connect_readonly
 
@@ -264,10 +265,8 @@ def _turns(
     stats: FileStats,
     harness: str,
 ) -> Iterator[Turn]:
-    workdir = munge_workdir(cwd) or harness
     repo = repo_of(cwd) if cwd else ""
-    seq = 0
-    prev: str | None = None
+    chain = TurnChain(harness, sid, munge_workdir(cwd) or harness, repo, str(path))
     for mid, msg, parts in messages:
         role = msg.get("role")
         if role not in ("user", "assistant"):
@@ -287,21 +286,7 @@ def _turns(
         created = msg.get("time", {}).get("created") if isinstance(msg.get("time"), dict) else None
         created = created if created is not None else msg.get("time_created")
         ts = iso_from_epoch(created) if isinstance(created, (int, float)) else iso_utc(created)
-        yield Turn(
-            harness=harness,
-            session_id=sid,
-            turn_uuid=mid,
-            parent_uuid=parent if isinstance(parent, str) else prev,
-            seq=seq,
-            ts=ts,
-            role=role,
-            workdir=workdir,
-            repo=repo,
-            source_path=str(path),
-            blocks=blocks,
-        )
-        seq += 1
-        prev = mid
+        yield chain.turn(mid, role, ts, blocks, parent if isinstance(parent, str) else chain.prev)
 
 
 def part_blocks(part: dict[str, Any]) -> list[Block] | None:
@@ -317,14 +302,7 @@ def part_blocks(part: dict[str, Any]) -> list[Block] | None:
     name, cid = opt_str(part.get("tool")), opt_str(part.get("callID"))
     state = part.get("state")
     state = state if isinstance(state, dict) else {}
-    args = state.get("input")
-    out = [Block("tool_use", compact_json({} if args is None else args), name, cid)]
-    result = state.get("output", state.get("error"))
-    if result is not None and not isinstance(result, str):
-        result = compact_json(result)
-    if isinstance(result, str) and not is_blank(result):
-        out.append(Block("tool_result", result, name, cid))
-    return out
+    return tool_blocks(name, cid, state.get("input"), state.get("output", state.get("error")))
 
 
 SOURCE = Source(

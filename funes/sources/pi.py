@@ -40,7 +40,7 @@ from funes.records import Block, Turn
 from funes.sources import (
     FileStats,
     Source,
-    compact_json,
+    anthropic_blocks,
     flatten_tool_content,
     is_blank,
     iso_from_epoch,
@@ -48,6 +48,8 @@ from funes.sources import (
     munge_workdir,
     opt_str,
     repo_of,
+    text_blocks,
+    tool_blocks,
     workdir_of_path,
 )
 
@@ -147,18 +149,18 @@ def _entry(rec: dict[str, Any]) -> tuple[str, list[Block]] | None:
     """(role, blocks) of a content entry; None for entries that never hold content."""
     rtype = rec.get("type")
     if isinstance(rtype, str) and rtype in SUMMARIES:
-        return SUMMARIES[rtype], _text_blocks(rec.get("summary"))
+        return SUMMARIES[rtype], text_blocks(rec.get("summary"))
     if rtype == "custom_message":
-        return "custom", _text_blocks(rec.get("content"))
+        return "custom", text_blocks(rec.get("content"))
     msg = rec.get("message")
     if rtype != "message" or not isinstance(msg, dict):
         return None
     role = msg.get("role")
     content = msg.get("content")
     if role == "user":
-        return "user", _text_blocks(content)
+        return "user", text_blocks(content)
     if role == "assistant":
-        return "assistant", _assistant_blocks(content)
+        return "assistant", anthropic_blocks(content)
     if role == "toolResult":
         text = flatten_tool_content(content)
         name, call_id = opt_str(msg.get("toolName")), opt_str(msg.get("toolCallId"))
@@ -166,63 +168,20 @@ def _entry(rec: dict[str, Any]) -> tuple[str, list[Block]] | None:
     if role == "bashExecution":
         return "user", _bash_blocks(msg)
     if role == "custom":
-        return "custom", _text_blocks(content)
+        return "custom", text_blocks(content)
     if isinstance(role, str) and role in SUMMARY_ROLES:
-        return SUMMARY_ROLES[role], _text_blocks(msg.get("summary"))
+        return SUMMARY_ROLES[role], text_blocks(msg.get("summary"))
     return None
-
-
-def _text_blocks(content: Any) -> list[Block]:
-    """A string, or the `text` parts of a part list (images are not text)."""
-    if isinstance(content, str):
-        return [] if is_blank(content) else [Block("text", content)]
-    out = []
-    for part in content if isinstance(content, list) else []:
-        if isinstance(part, dict) and part.get("type") == "text":
-            text = part.get("text")
-            if isinstance(text, str) and not is_blank(text):
-                out.append(Block("text", text))
-    return out
-
-
-def _assistant_blocks(content: Any) -> list[Block]:
-    if isinstance(content, str):
-        return _text_blocks(content)
-    out = []
-    for part in content if isinstance(content, list) else []:
-        if not isinstance(part, dict):
-            continue
-        ptype = part.get("type")
-        if ptype == "thinking":
-            text = part.get("thinking")
-            if isinstance(text, str) and not is_blank(text):
-                out.append(Block("thinking", text))
-        elif ptype == "text":
-            text = part.get("text")
-            if isinstance(text, str) and not is_blank(text):  # pi often emits "\n\n"
-                out.append(Block("text", text))
-        elif ptype == "toolCall":
-            args = part.get("arguments")
-            out.append(
-                Block(
-                    "tool_use",
-                    compact_json({} if args is None else args),
-                    opt_str(part.get("name")),
-                    opt_str(part.get("id")),
-                )
-            )
-    return out
 
 
 def _bash_blocks(msg: dict[str, Any]) -> list[Block]:
     command = msg.get("command")
     if not isinstance(command, str) or is_blank(command):
         return []
-    out = [Block("tool_use", compact_json({"command": command}), "bash")]
     output = msg.get("output")
-    if isinstance(output, str) and not is_blank(output):
-        out.append(Block("tool_result", output, "bash"))
-    return out
+    return tool_blocks(
+        "bash", None, {"command": command}, output if isinstance(output, str) else None
+    )
 
 
 SOURCE = Source(
