@@ -324,3 +324,76 @@ def test_a_codex_hook_picked_up_by_a_running_claude_worker_is_logged_as_codexs(
     assert "claude Stop 0199c0de" not in log
     start, end = hooklog.last_run("codex", hooklog.read())
     assert start is not None and end is not None and end.outcome == "ok"
+
+
+def test_two_hooks_for_one_transcript_racing_are_each_logged_under_their_own_name(
+    private_home: Path,
+) -> None:
+    """Two hook runs for the same transcript land in the queue while a worker indexes another:
+    the next run indexes the transcript once, never beside another run, and logs both hooks,
+    each under its own agent, event and session."""
+    from funes.agents import hooklog
+
+    fake = private_home / "fake-funes"
+    fake.write_text(
+        "#!/bin/sh\n"
+        '[ -e "$HOME/running" ] && echo OVERLAP >> "$HOME/ran"\n'
+        ': > "$HOME/running"\n'
+        'echo "run: $*" >> "$HOME/ran"\n'
+        "sleep 2\n"
+        'rm -f "$HOME/running"\n'
+        "echo indexed sessions=1\n"
+    )
+    fake.chmod(0o755)
+    first = claude_transcript(private_home, "aaaa1111")
+    shared = claude_transcript(private_home, "cccc3333")
+    proc, _ = run_hook(stop_payload(first, "aaaa1111"), "claude", "--funes", str(fake))
+    assert proc.returncode == 0
+    wait_for("claude Stop aaaa1111: start")
+    racing = []
+    for agent, sid, event in (("claude", "cccc3333", "Stop"), ("codex", "0199beef", "Stop"),
+                              ("claude", "cccc3333", "SessionEnd")):  # fmt: skip
+        payload = json.dumps({"session_id": sid, "transcript_path": str(shared),
+                              "hook_event_name": event}).encode()  # fmt: skip
+        racing.append(
+            subprocess.Popen(
+                ["bash", str(HOOK), agent, "--funes", str(fake)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        )
+        racing[-1].stdin.write(payload)  # type: ignore[union-attr]
+        racing[-1].stdin.close()  # type: ignore[union-attr]
+    for p in racing:
+        assert p.wait(timeout=30) == 0
+    log = wait_for("codex Stop 0199beef: ok (indexed sessions=1)")
+    log = wait_for("claude Stop cccc3333: ok (indexed sessions=1)")
+    log = wait_for("claude SessionEnd cccc3333: ok (indexed sessions=1)")
+    assert f"codex Stop 0199beef: start {shared}" in log
+    runs = (private_home / "ran").read_text().splitlines()
+    assert "OVERLAP" not in runs
+    with_shared = [r for r in runs if str(shared) in r]
+    assert len(with_shared) == 1 and with_shared[0].count(str(shared)) == 1, runs
+    start, end = hooklog.last_run("codex", hooklog.read())
+    assert start is not None and end is not None and end.outcome == "ok"
+
+
+def test_a_harness_sweep_queued_by_one_agent_is_logged_as_that_agents(
+    private_home: Path,
+) -> None:
+    """A Codex hook without a transcript path queues a sweep of Codex's root; a Claude worker
+    that runs it logs it under Codex's name, not its own."""
+    fake = private_home / "fake-funes"
+    fake.write_text('#!/bin/sh\necho "run: $*" >> "$HOME/ran"\nsleep 2\necho indexed sessions=1\n')
+    fake.chmod(0o755)
+    a = claude_transcript(private_home, "aaaa1111")
+    proc, _ = run_hook(stop_payload(a, "aaaa1111"), "claude", "--funes", str(fake))
+    assert proc.returncode == 0
+    wait_for("claude Stop aaaa1111: start")
+    codex = json.dumps({"session_id": "0199f00d", "hook_event_name": "Stop"}).encode()
+    proc, _ = run_hook(codex, "codex", "--funes", str(fake))
+    assert proc.returncode == 0
+    log = wait_for("codex Stop 0199f00d: ok (indexed sessions=1)")
+    assert "codex Stop 0199f00d: start --harness codex" in log
+    assert "claude Stop aaaa1111: start --harness codex" not in log

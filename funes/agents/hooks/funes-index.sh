@@ -218,9 +218,11 @@ key=$(printf '%s' "$memory" | cksum | cut -d' ' -f1)
 queue="$logdir/.queue.$key"
 lockfile="$logdir/.index.$key.lock"
 mkdir -p "$queue" 2>/dev/null || exit 0
-entry="$queue/$kind.$(printf '%s' "$target" | cksum | cut -d' ' -f1)"
-printf '%s\n%s %s %s\n' "$target" "$agent" "$event" "$session" >"$entry.$$" 2>/dev/null &&
-	mv -f "$entry.$$" "$entry" 2>/dev/null
+# One entry per hook run (its pid in the name), so two runs for one transcript each keep their
+# agent, event and session; the drain below gives `funes index` each target once.
+entry="$queue/$kind.$(printf '%s' "$target" | cksum | cut -d' ' -f1).$$"
+printf '%s\n%s %s %s\n' "$target" "$agent" "$event" "$session" >"$queue/.new.$$" 2>/dev/null &&
+	mv -f "$queue/.new.$$" "$entry" 2>/dev/null
 # Only now, with the target queued, does the payload leave the queue.
 rm -f "$payload" 2>/dev/null
 
@@ -298,12 +300,19 @@ run_index() {
 }
 
 # Index everything queued, in as few runs as there are kinds of target: all transcript paths
-# in one `funes index`, then each agent whose root is swept.
+# in one `funes index` (each path once, however many hooks queued it), then each agent whose
+# root is swept. Each run is logged under every hook that queued one of its targets.
+nl='
+'
+add_line() { # add_line LIST LINE: LIST with LINE appended unless it holds it already
+	case "$nl$1$nl" in *"$nl$2$nl"*) printf '%s' "$1" ;; *) printf '%s' "${1:+$1$nl}$2" ;; esac
+}
 drain() {
 	while queued; do
 		set --
-		harnesses=""
+		paths=""
 		paths_by=""
+		sweeps=""
 		for e in "$queue"/p.* "$queue"/h.*; do
 			[ -e "$e" ] || continue
 			t=$(sed -n 1p "$e" 2>/dev/null)
@@ -313,23 +322,27 @@ drain() {
 			case ${e##*/} in
 			p.*)
 				[ -e "$t" ] || continue
-				set -- "$@" "$t"
-				case "
-$paths_by
-" in *"
-$who
-"*) ;; *) paths_by="${paths_by:+$paths_by
-}$who" ;; esac
+				case "$nl$paths$nl" in *"$nl$t$nl"*) ;; *)
+					paths=$(add_line "$paths" "$t")
+					set -- "$@" "$t"
+					;;
+				esac
+				paths_by=$(add_line "$paths_by" "$who")
 				;;
-			h.*) harnesses="$harnesses $t" ;;
+			h.*) sweeps=$(add_line "$sweeps" "$t $who") ;;
 			esac
 		done
 		runners=$paths_by
 		[ $# -gt 0 ] && run_index "$*" "$@"
-		runners=""
+		harnesses=""
+		for h in $(printf '%s\n' "$sweeps" | cut -d' ' -f1); do
+			harnesses=$(add_line "$harnesses" "$h")
+		done
 		for h in $harnesses; do
+			runners=$(printf '%s\n' "$sweeps" | awk -v h="$h" '$1 == h { sub(/^[^ ]* /, ""); print }')
 			run_index "--harness $h" --harness "$h"
 		done
+		runners=""
 	done
 }
 
