@@ -19,6 +19,7 @@ SUITES = {
     "hub-traces": ("bench.hub_traces", "run"),
     "hostile": ("bench.hostile", "run"),
     "verbs": ("bench.verbs", "run"),  # sessions, scan, ranged get, sketch; MCP over HTTP
+    "noop": ("bench.noop", "run"),  # no-op index and hook, status, get: CPU at 20k chunks
 }
 # A suite module without the function is run as `python -m MODULE [args]`; its stdout is kept,
 # and so is the bench/results/<name>-<date>.json it writes, if any.

@@ -27,6 +27,8 @@ from funes.errors import UsageError
 
 if TYPE_CHECKING:
     from funes.hub.traces import TraceDataset
+    from funes.ingest.plan import IndexOptions
+    from funes.ingest.report import IndexReport
 
 PROG = "funes"
 
@@ -82,8 +84,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _budget() -> float:
     """The sweep's time budget: 60 s, or ``$FUNES_INDEX_BUDGET`` seconds."""
-    # lazy: numpy stays off fast commands' start-up
-    from funes.ingest.indexer import BUDGET_SECONDS
+    from funes.ingest.plan import BUDGET_SECONDS
 
     raw = os.environ.get("FUNES_INDEX_BUDGET", "").strip()
     if not raw:
@@ -98,12 +99,8 @@ def _budget() -> float:
 
 
 def _main(args: argparse.Namespace) -> int:
-    # lazy: numpy and funes.ingest.report stay off fast commands' start-up
-    from funes.ingest import behind, indexer
-    from funes.ingest.backfill import backfill, stdin_interactive
+    from funes.ingest.plan import IndexOptions, unchanged
     from funes.ingest.report import as_dict, describe
-    from funes.memories import open_writable, writable_dir
-    from funes.store.lock import behind_pid
 
     limit = validate.number("limit", args.limit) if args.limit is not None else None
     # a sweep reads agents; with paths, any registered source (parquet too) may be forced
@@ -112,35 +109,60 @@ def _main(args: argparse.Namespace) -> int:
         raise UsageError("--backfill takes no path: it embeds what the memory already holds")
     if args.check:
         return _check(args)
+    opts = IndexOptions(
+        paths=args.paths,
+        harness=harness,
+        limit=limit,
+        thinking=not args.no_thinking,
+        yes=args.yes,
+        memory=args.memory,
+        embed=not args.no_embed,
+        budget=None if args.backfill else _budget(),
+    )
+    local = all(os.path.exists(os.path.expanduser(a)) for a in args.paths)
+    # Nothing changed (sizes and mtimes against state.json, no vector waiting): said without
+    # loading LanceDB, onnxruntime or the dataset — a per-turn hook's usual case.
+    report = None if args.backfill or not local else unchanged(opts)
+    if report is None:
+        report = _run(args, opts)
+        if report is None:
+            return 0
+    backfill_cmd = "funes index --backfill" + (f" --memory {args.memory}" if args.memory else "")
+    for line in describe(report, backfill_cmd):
+        print(f"funes: {line}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(as_dict(report)))
+    elif not args.quiet:
+        print(report.summary())
+    return 0
+
+
+def _run(args: argparse.Namespace, opts: IndexOptions) -> IndexReport | None:
+    """The run itself (index, backfill, or the backfill behind); None when it prints nothing."""
+    # lazy: LanceDB, numpy and the secrets scanner stay off a no-op run (0.4 s of CPU, measured
+    # at 20k chunks)
+    from funes.ingest import behind, indexer
+    from funes.ingest.backfill import backfill, stdin_interactive
+    from funes.memories import open_writable, writable_dir
+    from funes.store.lock import behind_pid
+
     progress = IndexProgress()
     if args.behind:
         behind.run(lambda: open_writable(args.memory))
-        return 0
+        return None
     if args.backfill and (pid := behind_pid(writable_dir(args.memory))) is not None:
         print(
             f"funes: a backfill is already running behind an index run (pid {pid}); "
             "`funes status` shows how many chunks still wait",
             file=sys.stderr,
         )
-        return 0
+        return None
     if args.backfill:
         report = backfill(args.memory, progress=progress, open_with=open_writable)
     else:
-        memory = str(writable_dir(args.memory))  # before a Hub dataset is looked up
-        paths, units = indexer.hub_units(args.paths, on_dataset=_announce)
-        opts = indexer.IndexOptions(
-            paths=paths,
-            units=units,
-            harness=harness,
-            limit=limit,
-            thinking=not args.no_thinking,
-            yes=args.yes,
-            memory=memory,
-            embed=not args.no_embed,
-            budget=_budget(),
-        )
+        opts.memory = str(writable_dir(args.memory))  # before a Hub dataset is looked up
+        opts.paths, opts.units = indexer.hub_units(args.paths, on_dataset=_announce)
         report = indexer.index(opts, progress=progress, ask=confirm)
-    backfill_cmd = "funes index --backfill" + (f" --memory {args.memory}" if args.memory else "")
     if (
         report.without_vectors
         and report.embed_note is None
@@ -151,13 +173,7 @@ def _main(args: argparse.Namespace) -> int:
         path = writable_dir(args.memory)
         pid, started = behind.start(path, _behind_command(path))
         report.behind = (pid, started)
-    for line in describe(report, backfill_cmd):
-        print(f"funes: {line}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(as_dict(report)))
-    elif not args.quiet:
-        print(report.summary())
-    return 0
+    return report
 
 
 def _behind_command(memory: object) -> list[str]:

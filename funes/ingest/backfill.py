@@ -19,6 +19,7 @@ import numpy as np
 from funes.errors import FunesError
 from funes.ingest.report import SILENT, IndexReport, Progress
 from funes.store import open_memory
+from funes.store.state import mark_all_embedded
 
 if TYPE_CHECKING:
     from funes.store.memory import Memory, MemoryWriter
@@ -43,6 +44,8 @@ def backfill(
     with mem.writer(interactive=stdin_interactive(interactive)) as w:
         embed_behind(w, report, progress, deadline)
         report.without_vectors = mem.count_without_vectors()
+        if not report.without_vectors:
+            mark_all_embedded(mem.path)
     report.seconds = time.monotonic() - t0
     return report
 

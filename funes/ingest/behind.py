@@ -26,6 +26,7 @@ from funes.ingest.backfill import load_embed
 from funes.store.lock import BehindLock, LockBusy, behind_pid
 from funes.store.paths import funes_home
 from funes.store.private import private_dir
+from funes.store.state import mark_all_embedded
 
 if TYPE_CHECKING:
     from funes.store.memory import Memory
@@ -103,6 +104,8 @@ def run(open_with: Callable[[], Memory]) -> int:
                     busy_since = None
                     n = w.backfill(embed, deadline=time.monotonic() + SLICE_SECONDS)
                     waiting = mem.count_without_vectors()
+                    if not waiting:
+                        mark_all_embedded(mem.path)
             except LockBusy:
                 now = time.monotonic()
                 busy_since = busy_since or now

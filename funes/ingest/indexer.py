@@ -24,56 +24,30 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from funes import sources
 from funes.chunking import EMBEDDED_SPLITS, TIERS, chunk_turns
-from funes.errors import FunesError, UsageError
+from funes.errors import FunesError
 from funes.hub import traces
 from funes.ingest.backfill import embed_behind, stdin_interactive
+from funes.ingest.plan import BUDGET_SECONDS as BUDGET_SECONDS  # re-exported
+from funes.ingest.plan import IndexOptions, plan
+from funes.ingest.plan import key as _key
 from funes.ingest.report import SILENT, IndexReport, Progress
 from funes.records import Chunk, Turn
 from funes.secrets import redact
-from funes.sources import (
-    FileStats,
-    Unit,
-    discover,
-    display_path,
-    get_source,
-    os_reason,
-    parse_unit,
-)
+from funes.sources import FileStats, Unit, display_path, os_reason, parse_unit
 from funes.store import open_memory, redaction
 from funes.store.memory import DiskFull
 from funes.store.paths import TABLE, memory_dir
-from funes.store.state import IndexState
+from funes.store.state import IndexState, mark_all_embedded
 
 if TYPE_CHECKING:
     from funes.store.memory import MemoryWriter
 
-BUDGET_SECONDS = 60.0
 FLUSH_CHUNKS = 4000
 FLUSH_SECONDS = 2.0
 EMBED_RATE_GUESS = 60.0  # chunks/s on 2 cores (bench/README.md), for an ETA before any is timed
-
-
-@dataclass
-class IndexOptions:
-    paths: Sequence[str] = ()
-    # Units resolved elsewhere (shards of a Hub trace dataset), indexed in full after ``paths``;
-    # ``limit`` and ``harness`` do not apply to them.
-    units: Sequence[Unit] = ()
-    harness: str | None = None
-    limit: int | None = None
-    thinking: bool = True
-    yes: bool = False
-    memory: str | None = None
-    budget: float | None = BUDGET_SECONDS  # sweeps only; None = no limit
-    embed: bool = True
-    home: Path | None = None  # where agent roots are looked for (default $HOME)
-    interactive: bool | None = None  # default: stdin is a TTY
 
 
 def fmt_eta(seconds: float) -> str:
@@ -82,57 +56,6 @@ def fmt_eta(seconds: float) -> str:
     if seconds < 90 * 60:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
-
-
-# ---------------------------------------------------------------------------- planning
-
-
-def plan(opts: IndexOptions) -> tuple[list[Unit], bool]:
-    """The files to index and whether this is a sweep (budgeted) run."""
-    if opts.paths or opts.units:
-        units = list(discover(list(opts.paths), opts.harness)) if opts.paths else []
-        return [*_limit(units, opts.limit), *opts.units], False
-    if opts.harness:
-        src = get_source(opts.harness)
-        units = [u for u in sources.sweep(opts.home) if u.source is not None and u.source == src]
-        if not units:
-            raise FunesError(f"no {src.name} session dir found on this machine")
-    else:
-        units = sources.sweep(opts.home)
-        if not units:
-            roots = ", ".join(
-                f"~/{r}" for s in sources.registry() for r in s.roots
-            )  # what we looked for
-            raise FunesError(f"no agent sessions found (looked in {roots}); pass a path")
-    return _limit(_newest_first(units), opts.limit), True
-
-
-def _newest_first(units: list[Unit]) -> list[Unit]:
-    def key(u: Unit) -> tuple[bool, float]:
-        try:
-            mtime = u.path.stat().st_mtime
-        except OSError:
-            mtime = 0.0
-        return (u.path.stem.startswith("agent-"), -mtime)
-
-    return sorted(units, key=key)
-
-
-def _limit(units: list[Unit], limit: int | None) -> list[Unit]:
-    """Per source, the most recent ``limit`` files."""
-    if limit is None:
-        return units
-    if limit < 0:
-        raise UsageError("--limit must be ≥ 0")
-    by_src: dict[str, int] = {}
-    keep = []
-    for u in _newest_first(units):
-        name = u.source.name if u.source else ""
-        if by_src.get(name, 0) < limit:
-            by_src[name] = by_src.get(name, 0) + 1
-            keep.append(u)
-    kept = set(keep)
-    return [u for u in units if u in kept]
 
 
 # ---------------------------------------------------------------------------- the run
@@ -228,6 +151,8 @@ def index(
                     if ask(question):
                         embed_behind(w, report, progress, None)
             report.without_vectors = mem.count_without_vectors()
+            if not report.without_vectors:
+                mark_all_embedded(path)
     except DiskFull as e:
         # Every table version Lance committed is whole (and the lexical index catches up with
         # it on the next open): what the table holds now is what this run kept.
@@ -335,10 +260,6 @@ def _seen(turns: Iterator[Turn], sessions: set[str]) -> Iterator[Turn]:
     for t in turns:
         sessions.add(t.session_id)
         yield t
-
-
-def _key(u: Unit) -> str:
-    return u.name
 
 
 # ---------------------------------------------------------------------------- Hub datasets

@@ -221,6 +221,7 @@ def _load() -> Embedder:
     tok = load_tokenizer()
     d = derive.cached(EMBEDDER_PIN.sha256)
     if d is None:
+        _say_deriving()
         fp32 = _runtime.session(source, "embedder")
 
         def calibrate(sess: Any) -> Any:
@@ -233,6 +234,19 @@ def _load() -> Embedder:
         return _fallback(_runtime.session(source, "embedder"), tok, source, d.min_cosine)
     sess = _runtime.session(d.path, "derived int8 embedder")
     return Embedder(sess, tok, graph="int8 per-channel (derived)", path=d.path)
+
+
+def _say_deriving() -> None:
+    """One line on a terminal while the int8 graph is derived (~8 s on 2 cores, once per
+    install): without it the first index or recall sits silent."""
+    try:
+        tty = sys.stderr is not None and sys.stderr.isatty()
+    except (ValueError, OSError):
+        tty = False
+    if tty:
+        # \r and erase-line: a spinner or bar may be drawn on the line
+        print("\r\x1b[Kfunes: deriving the fast embedding model once (~10 s; cached after "
+              "that)…", file=sys.stderr, flush=True)  # fmt: skip
 
 
 def _fallback(sess: Any, tok: Any, source: Path, cos: float) -> Embedder:

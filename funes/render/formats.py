@@ -66,17 +66,21 @@ def neutralise(text: str) -> str:
         return text
     if text.replace("\n", "").replace("\t", "").isprintable():
         return text
-    out = []
-    for c in text.replace("\r\n", "\n"):
-        if c.isprintable() or c in "\n\t":
-            out.append(c)
-        elif c in _BREAKS:
-            out.append("\n")
-        elif unicodedata.category(c) in ("Zs", "Co"):
-            out.append(c)
-        else:
-            out.append("\ufffd")
-    return "".join(out)
+    text = text.replace("\r\n", "\n")
+    # One decision per distinct character, then one C-speed translate: a long passage with a
+    # single odd character costs its set() and not a Python step per character (get of a
+    # 20k-chunk memory spent 0.06 s of CPU in a per-character loop).
+    table = {ord(c): _replacement(c) for c in set(text) if not (c.isprintable() or c in "\n\t")}
+    return text.translate(table)
+
+
+def _replacement(c: str) -> str:
+    """What :func:`neutralise` prints for a character that is not printable."""
+    if c in _BREAKS:
+        return "\n"
+    if unicodedata.category(c) in ("Zs", "Co"):
+        return c
+    return "\ufffd"
 
 
 _ASCII_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")

@@ -5,18 +5,25 @@ indexed at (`size:mtime`) and the highest tier indexed: a unit is current for a 
 when its signature is unchanged and its level ≥ T. The file lives inside the memory, so
 deleting a memory forgets its state too; a state file next to a memory with no table is
 ignored, so a half-deleted memory re-indexes in full. Written atomically (temp + rename).
+
+`<memory>/vectors.json` says that every chunk had a vector at one version of the table, named
+by :func:`table_signature` (the table's version files: any commit or cleanup changes it), so a
+run with nothing to index can tell that nothing waits for a vector without opening the table.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
 from funes.chunking import TIERS
+from funes.store.paths import TABLE
 
 STATE = "state.json"
+VECTORS = "vectors.json"
 
 
 def level(tier: str) -> int:
@@ -75,3 +82,34 @@ class IndexState:
         tmp.write_text(json.dumps(self.entries, indent=1, sort_keys=True) + "\n")
         os.replace(tmp, self.path)
         self.dirty = False
+
+
+def table_signature(memory: Path) -> str | None:
+    """The table's committed versions as one short string (None without a table): a commit
+    adds a version file and a cleanup removes some, so any write changes it; reads do not."""
+    try:
+        names = sorted(os.listdir(memory / f"{TABLE}.lance" / "_versions"))
+    except OSError:
+        return None
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:24] if names else None
+
+
+def mark_all_embedded(memory: Path) -> None:
+    """Record that no chunk waits for a vector at the table's current version (call it under
+    the writer lock, after the last commit)."""
+    sig = table_signature(memory)
+    if sig is None:
+        return
+    tmp = memory / f"{VECTORS}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps({"table": sig}) + "\n")
+    os.replace(tmp, memory / VECTORS)
+
+
+def all_embedded(memory: Path) -> bool:
+    """Whether every chunk had a vector when the table was last written (no table: False)."""
+    try:
+        mark = json.loads((memory / VECTORS).read_text())
+    except (OSError, ValueError):
+        return False
+    sig = table_signature(memory)
+    return sig is not None and isinstance(mark, dict) and mark.get("table") == sig
