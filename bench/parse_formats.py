@@ -1,8 +1,9 @@
 """`funes-parse` throughput and memory on each transcript format funes reads.
 
 pi, Hermes (state.db and session files), parquet, and the newer agents: OpenClaw (pi's JSONL),
-Gemini CLI (replayed JSONL), Copilot CLI (events.jsonl), Qwen Code, OpenCode (SQLite), Cursor
-(CLI JSONL and the IDE's state.vscdb) and Cline (whole-file task JSON).
+Gemini CLI (replayed JSONL), Copilot CLI (events.jsonl), Qwen Code, OpenCode and Kilo (the
+same SQLite database), Cursor (CLI JSONL and the IDE's state.vscdb) and Cline (whole-file task
+JSON, as Roo Code and Kilo's legacy extension write it).
 
 Generates a few tens of MB of each format in a temporary directory (synthetic sessions shaped
 like real ones: prompts, thinking, tool calls with JSON arguments, tool results of a few KB),
@@ -536,6 +537,14 @@ def gen_opencode(root: Path, target: int, rng: random.Random) -> Path:
     return db
 
 
+def gen_kilo_db(root: Path, target: int, rng: random.Random) -> Path:
+    """Kilo keeps OpenCode's rows in its own ``kilo/kilo.db``, read under harness ``kilo``."""
+    (root / "kilo-gen").mkdir()
+    db = (root / "kilo").joinpath("kilo.db")
+    db.parent.mkdir()
+    return gen_opencode(root / "kilo-gen", target, rng).rename(db)
+
+
 def gen_cursor_ide(root: Path, target: int, rng: random.Random) -> Path:
     db = root / "Cursor/User/globalStorage/state.vscdb"
     db.parent.mkdir(parents=True)
@@ -614,6 +623,7 @@ def main() -> int:
             "copilot events": (gen_copilot, "copilot"),
             "qwen (jsonl)": (gen_qwen, "qwen"),
             "opencode.db": (gen_opencode, "opencode"),
+            "kilo.db": (gen_kilo_db, "kilo"),
             "cursor cli": (gen_cursor_cli, "cursor"),
             "cursor state.vscdb": (gen_cursor_ide, "cursor"),
             "cline tasks": (gen_cline, "cline"),
