@@ -16,6 +16,27 @@ from typing import Any
 
 from conftest import write_jsonl
 
+from funes import sources
+from funes.records import Turn
+from funes.sources import FileStats
+
+
+def swept(home: Path, name: str) -> tuple[list[Turn], list[FileStats]]:
+    """The turns a bare sweep of ``home`` reads with the source ``name``, and each file's stats."""
+    stats: list[FileStats] = []
+    units = [u for u in sources.sweep(home) if u.source and u.source.name == name]
+    return list(sources.parse_units(units, stats.append)), stats
+
+
+def shape(turns: list[Turn]) -> list[tuple[str, list[str]]]:
+    """Each turn's role and block types."""
+    return [(t.role, [b.type for b in t.blocks]) for t in turns]
+
+
+def snapshot(d: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file of ``d`` with its bytes and modification time (to show nothing was written)."""
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(d.iterdir())}
+
 
 @dataclass(frozen=True)
 class Laid:

@@ -7,22 +7,18 @@ import json
 from pathlib import Path
 
 import pytest
-from agent_homes import CLINE_TURNS, cline_messages, write_cline, write_kilo, write_roo
+from agent_homes import (
+    CLINE_TURNS,
+    cline_messages,
+    shape,
+    swept,
+    write_cline,
+    write_kilo,
+    write_roo,
+)
 from conftest import run_cmd
 
 from funes import sources
-from funes.records import Turn
-from funes.sources import FileStats
-
-
-def swept(home: Path, name: str) -> tuple[list[Turn], list[FileStats]]:
-    stats: list[FileStats] = []
-    units = [u for u in sources.sweep(home) if u.source and u.source.name == name]
-    return list(sources.parse_units(units, stats.append)), stats
-
-
-def shape(turns: list[Turn]) -> list[tuple[str, list[str]]]:
-    return [(t.role, [b.type for b in t.blocks]) for t in turns]
 
 
 @pytest.mark.parametrize("write", [write_cline, write_roo, write_kilo])

@@ -5,27 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agent_homes import COPILOT_TURNS, copilot_events, write_copilot
+from agent_homes import COPILOT_TURNS, copilot_events, shape, swept, write_copilot
 from conftest import write_jsonl
 
 from funes import sources
-from funes.records import Turn
-from funes.sources import FileStats
-
-
-def swept(home: Path) -> tuple[list[Turn], list[FileStats]]:
-    stats: list[FileStats] = []
-    units = [u for u in sources.sweep(home) if u.source and u.source.name == "copilot"]
-    return list(sources.parse_units(units, stats.append)), stats
-
-
-def shape(turns: list[Turn]) -> list[tuple[str, list[str]]]:
-    return [(t.role, [b.type for b in t.blocks]) for t in turns]
 
 
 def test_events_become_turns_with_copilots_own_ids(private_home: Path) -> None:
     laid = write_copilot(private_home)
-    turns, stats = swept(private_home)
+    turns, stats = swept(private_home, "copilot")
     assert shape(turns) == COPILOT_TURNS
     assert {t.session_id for t in turns} == {laid.session_id}
     assert [t.turn_uuid for t in turns] == ["e3", "e6", "e8", "e9"]
@@ -57,14 +45,14 @@ def test_older_flat_layout_without_workspace_yaml(private_home: Path) -> None:
     assert {t.session_id for t in turns} == {"1f2e-flat"} and {t.workdir for t in turns} == {
         "-srv-app"
     }
-    assert {t.session_id for t in swept(private_home)[0]} == {"1f2e-flat"}
+    assert {t.session_id for t in swept(private_home, "copilot")[0]} == {"1f2e-flat"}
 
 
 def test_workspace_yaml_names_a_session_whose_start_was_lost(private_home: Path) -> None:
     d = private_home / ".copilot/session-state/abc"
     write_jsonl(d / "events.jsonl", copilot_events("x", "/x", "p")[3:])  # no session.start
     (d / "workspace.yaml").write_text("id: 'from-yaml'\ncwd: \"/home/bo/web\"\n")
-    turns, _ = swept(private_home)
+    turns, _ = swept(private_home, "copilot")
     assert {t.session_id for t in turns} == {"from-yaml"} and {t.workdir for t in turns} == {
         "-home-bo-web"
     }
@@ -75,7 +63,7 @@ def test_copilot_home_moves_the_root(
 ) -> None:
     laid = write_copilot(tmp_path / "moved-home")
     monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "moved-home/.copilot"))
-    assert {t.session_id for t in swept(private_home)[0]} == {laid.session_id}
+    assert {t.session_id for t in swept(private_home, "copilot")[0]} == {laid.session_id}
 
 
 def test_an_events_file_found_elsewhere_is_sniffed_as_copilot(tmp_path: Path) -> None:

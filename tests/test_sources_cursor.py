@@ -13,33 +13,20 @@ from agent_homes import (
     CURSOR_IDE_TURNS,
     cursor_db,
     cursor_lines,
+    shape,
+    snapshot,
+    swept,
     write_cursor_cli,
     write_cursor_ide,
 )
 from conftest import write_jsonl
 
 from funes import sources
-from funes.records import Turn
-from funes.sources import FileStats
-
-
-def swept(home: Path) -> tuple[list[Turn], list[FileStats]]:
-    stats: list[FileStats] = []
-    units = [u for u in sources.sweep(home) if u.source and u.source.name == "cursor"]
-    return list(sources.parse_units(units, stats.append)), stats
-
-
-def shape(turns: list[Turn]) -> list[tuple[str, list[str]]]:
-    return [(t.role, [b.type for b in t.blocks]) for t in turns]
-
-
-def snapshot(d: Path) -> dict[str, tuple[bytes, int]]:
-    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(d.iterdir())}
 
 
 def test_cli_transcript_without_ids_or_times(private_home: Path) -> None:
     laid = write_cursor_cli(private_home)
-    turns, stats = swept(private_home)
+    turns, stats = swept(private_home, "cursor")
     assert shape(turns) == CURSOR_CLI_TURNS
     assert {t.session_id for t in turns} == {laid.session_id}
     assert [t.turn_uuid for t in turns] == ["L1", "L2", "L3", "L5"]  # line numbers: stable
@@ -56,12 +43,12 @@ def test_cursor_config_dir_moves_the_cli_root(
 ) -> None:
     write_jsonl(tmp_path / "cc/projects/p/agent-transcripts/moved.jsonl", cursor_lines("x"))
     monkeypatch.setenv("CURSOR_CONFIG_DIR", str(tmp_path / "cc"))
-    assert {t.session_id for t in swept(private_home)[0]} == {"moved"}
+    assert {t.session_id for t in swept(private_home, "cursor")[0]} == {"moved"}
 
 
 def test_ide_database_composers_and_bubbles_become_turns(private_home: Path) -> None:
     laid = write_cursor_ide(private_home)
-    turns, stats = swept(private_home)
+    turns, stats = swept(private_home, "cursor")
     assert shape(turns) == CURSOR_IDE_TURNS
     assert {t.session_id for t in turns} == {laid.session_id}
     assert [t.turn_uuid for t in turns] == ["bu1", "ba1"]
@@ -83,7 +70,7 @@ def test_macos_location_is_swept(private_home: Path) -> None:
         "mac-1",
         "x",
     )
-    assert {t.session_id for t in swept(private_home)[0]} == {"mac-1"}
+    assert {t.session_id for t in swept(private_home, "cursor")[0]} == {"mac-1"}
 
 
 @pytest.mark.parametrize("wal", [False, True])
@@ -95,7 +82,7 @@ def test_ide_database_is_never_written_even_while_locked(private_home: Path, wal
     holder.execute("begin immediate")  # the editor in the middle of a write
     try:
         before = snapshot(laid.where.parent)
-        turns, stats = swept(private_home)
+        turns, stats = swept(private_home, "cursor")
         assert snapshot(laid.where.parent) == before  # same files, bytes and mtimes
     finally:
         holder.execute("rollback")
@@ -109,15 +96,15 @@ def test_missing_ide_database_stays_missing_and_old_or_corrupt_ones_do_not_stop_
     gs = private_home / ".config/Cursor/User/globalStorage"
     gs.mkdir(parents=True)
     write_cursor_cli(private_home)
-    turns, _ = swept(private_home)
+    turns, _ = swept(private_home, "cursor")
     assert len(turns) == 4 and list(gs.iterdir()) == []
     old = sqlite3.connect(gs / "state.vscdb")  # 2024: no cursorDiskKV table
     old.execute("create table ItemTable (key text, value blob)")
     old.commit()
     old.close()
-    turns, stats = swept(private_home)
+    turns, stats = swept(private_home, "cursor")
     assert len(turns) == 4 and all(s.error is None for s in stats)
     (gs / "state.vscdb").write_bytes(b"SQLite format 3\x00" + os.urandom(3000))
-    turns, stats = swept(private_home)
+    turns, stats = swept(private_home, "cursor")
     errors = [s.error for s in stats if s.error]
     assert len(turns) == 4 and len(errors) == 1 and "\n" not in errors[0]

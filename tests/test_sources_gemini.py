@@ -8,27 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
-from agent_homes import GEMINI_TURNS, gemini_records, write_gemini
+from agent_homes import GEMINI_TURNS, gemini_records, shape, swept, write_gemini
 from conftest import write_jsonl
 
 from funes import sources
-from funes.records import Turn
 from funes.sources import FileStats
-
-
-def swept(home: Path) -> tuple[list[Turn], list[FileStats]]:
-    stats: list[FileStats] = []
-    units = [u for u in sources.sweep(home) if u.source and u.source.name == "gemini"]
-    return list(sources.parse_units(units, stats.append)), stats
-
-
-def shape(turns: list[Turn]) -> list[tuple[str, list[str]]]:
-    return [(t.role, [b.type for b in t.blocks]) for t in turns]
 
 
 def test_jsonl_session_is_replayed_as_gemini_cli_loads_it(private_home: Path) -> None:
     laid = write_gemini(private_home)
-    turns, stats = swept(private_home)
+    turns, stats = swept(private_home, "gemini")
     assert shape(turns) == GEMINI_TURNS
     assert [t.turn_uuid for t in turns] == ["m1", "m2", "m5", "m6"]
     assert {t.session_id for t in turns} == {laid.session_id}
@@ -47,7 +36,7 @@ def test_jsonl_session_is_replayed_as_gemini_cli_loads_it(private_home: Path) ->
 
 def test_rewind_drops_the_rewound_messages_and_their_text(private_home: Path) -> None:
     write_gemini(private_home)
-    turns, _ = swept(private_home)
+    turns, _ = swept(private_home, "gemini")
     texts = " ".join(b.text for t in turns for b in t.blocks)
     assert "a rewound answer" not in texts and "no, the other cache" not in texts
     assert "and the fix?" in texts
@@ -147,7 +136,7 @@ def test_older_json_session_is_read_unless_resumed_into_jsonl(private_home: Path
         ],
     }  # fmt: skip
     (chats / "session-2025-09-01T10-00-legacy1.json").write_text(json.dumps(doc))
-    turns, stats = swept(private_home)
+    turns, stats = swept(private_home, "gemini")
     assert shape(turns) == [("user", ["text"]), ("assistant", ["text"])]
     assert {t.workdir for t in turns} == {"-srv-old"}  # the directory named by its sha256
     assert stats[0].records_kept == 2
@@ -155,7 +144,7 @@ def test_older_json_session_is_read_unless_resumed_into_jsonl(private_home: Path
     write_jsonl(
         chats / "session-2025-09-01T10-00-legacy1.jsonl", [doc | {"messages": []}, *doc["messages"]]
     )
-    _, stats = swept(private_home)
+    _, stats = swept(private_home, "gemini")
     assert [Path(s.path).suffix for s in stats] == [".jsonl"]
 
 
@@ -163,16 +152,16 @@ def test_gemini_cli_home_moves_the_root(
     private_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     laid = write_gemini(private_home, gemini_home=tmp_path / "elsewhere")
-    assert swept(private_home)[0] == []
+    assert swept(private_home, "gemini")[0] == []
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "elsewhere"))
-    assert {t.session_id for t in swept(private_home)[0]} == {laid.session_id}
+    assert {t.session_id for t in swept(private_home, "gemini")[0]} == {laid.session_id}
 
 
 def test_corrupt_json_session_is_one_error_and_the_run_goes_on(private_home: Path) -> None:
     write_gemini(private_home)
     bad = private_home / ".gemini/tmp/tiles/chats/session-broken.json"
     bad.write_text('{"sessionId": "b", "messages": [{"id": "x", "ty')
-    turns, stats = swept(private_home)
+    turns, stats = swept(private_home, "gemini")
     errors = [s.error for s in stats if s.error]
     assert len(errors) == 1 and errors[0].startswith(f"{bad}: not valid JSON")
     assert len(turns) == len(GEMINI_TURNS)

@@ -10,32 +10,26 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from agent_homes import OPENCODE_TURNS, opencode_db, write_kilo, write_kilo_db, write_opencode
+from agent_homes import (
+    OPENCODE_TURNS,
+    opencode_db,
+    shape,
+    snapshot,
+    swept,
+    write_kilo,
+    write_kilo_db,
+    write_opencode,
+)
 
 from funes import sources
 from funes.errors import FunesError
-from funes.records import Turn
 from funes.sources import FileStats
 from funes.sources.sqlite import connect_readonly
 
 
-def swept(home: Path, harness: str = "opencode") -> tuple[list[Turn], list[FileStats]]:
-    stats: list[FileStats] = []
-    units = [u for u in sources.sweep(home) if u.source and u.source.name == harness]
-    return list(sources.parse_units(units, stats.append)), stats
-
-
-def shape(turns: list[Turn]) -> list[tuple[str, list[str]]]:
-    return [(t.role, [b.type for b in t.blocks]) for t in turns]
-
-
-def snapshot(d: Path) -> dict[str, tuple[bytes, int]]:
-    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(d.iterdir())}
-
-
 def test_database_messages_and_parts_become_turns(private_home: Path) -> None:
     laid = write_opencode(private_home)
-    turns, stats = swept(private_home)
+    turns, stats = swept(private_home, "opencode")
     assert shape(turns) == OPENCODE_TURNS
     assert {t.session_id for t in turns} == {laid.session_id}
     assert [(t.turn_uuid, t.parent_uuid) for t in turns] == [
@@ -67,7 +61,7 @@ def test_database_is_never_written(private_home: Path, wal: bool) -> None:
         conn.execute("pragma journal_mode=wal")
         conn.close()
     before = snapshot(laid.where.parent)
-    turns, _ = swept(private_home)
+    turns, _ = swept(private_home, "opencode")
     assert len(turns) == 2
     assert snapshot(laid.where.parent) == before  # same files, same bytes, same mtimes
 
@@ -75,7 +69,7 @@ def test_database_is_never_written(private_home: Path, wal: bool) -> None:
 def test_a_missing_database_stays_missing(private_home: Path) -> None:
     base = private_home / ".local/share/opencode"
     base.mkdir(parents=True)
-    assert swept(private_home)[0] == []
+    assert swept(private_home, "opencode")[0] == []
     assert list(base.iterdir()) == []
     with pytest.raises(FunesError, match="no such file"):
         connect_readonly(base / "opencode.db", "OpenCode database")
@@ -87,7 +81,7 @@ def test_xdg_data_home_moves_the_database(
 ) -> None:
     opencode_db(tmp_path / "data/opencode/opencode.db", "ses_moved", "moved")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    assert {t.session_id for t in swept(private_home)[0]} == {"ses_moved"}
+    assert {t.session_id for t in swept(private_home, "opencode")[0]} == {"ses_moved"}
 
 
 def test_locked_or_corrupt_database_is_one_error_and_the_run_goes_on(
@@ -97,7 +91,7 @@ def test_locked_or_corrupt_database_is_one_error_and_the_run_goes_on(
     holder = sqlite3.connect(laid.where, isolation_level=None)
     holder.execute("begin exclusive")
     try:
-        _, stats = swept(private_home)
+        _, stats = swept(private_home, "opencode")
     finally:
         holder.execute("rollback")
         holder.close()
@@ -138,7 +132,7 @@ def test_older_json_storage_is_read(private_home: Path) -> None:
     )
     put("part/msg_a/prt_1.json", {"id": "prt_1", "type": "text", "text": "hello old storage"})
     put("part/msg_b/prt_2.json", {"id": "prt_2", "type": "text", "text": "hi from the json files"})
-    turns, _ = swept(private_home)
+    turns, _ = swept(private_home, "opencode")
     assert [(t.role, t.turn_uuid, t.session_id) for t in turns] == [
         ("user", "msg_a", "ses_old"), ("assistant", "msg_b", "ses_old"),
     ]  # fmt: skip
@@ -165,7 +159,7 @@ def test_kilo_database_is_swept_as_kilo_beside_its_legacy_tasks(private_home: Pa
     ]
     assert all(sources.coverage(s)["unexplained"] == {} for s in stats)
     # OpenCode's sweep reads its own database only; Kilo's is never written
-    assert {t.session_id for t in swept(private_home)[0]} == {"ses_3f1opencode"}
+    assert {t.session_id for t in swept(private_home, "opencode")[0]} == {"ses_3f1opencode"}
     assert snapshot(laid.where.parent) == before
 
 

@@ -6,22 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from agent_homes import PI_TURNS, pi_entries, write_omp, write_openclaw
+from agent_homes import PI_TURNS, pi_entries, shape, swept, write_omp, write_openclaw
 from conftest import write_jsonl
 
 from funes import sources
-from funes.records import Turn
-from funes.sources import FileStats
-
-
-def swept(home: Path, harness: str) -> tuple[list[Turn], list[FileStats]]:
-    stats: list[FileStats] = []
-    units = [u for u in sources.sweep(home) if u.source and u.source.name == harness]
-    return list(sources.parse_units(units, stats.append)), stats
-
-
-def shape(turns: list[Turn]) -> list[tuple[str, list[str]]]:
-    return [(t.role, [b.type for b in t.blocks]) for t in turns]
 
 
 def test_openclaw_reset_archive_is_swept_and_the_index_is_not(private_home: Path) -> None:

@@ -7,27 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
-from agent_homes import QWEN_TURNS, gemini_records, qwen_records, write_qwen
+from agent_homes import QWEN_TURNS, gemini_records, qwen_records, shape, swept, write_qwen
 from conftest import write_jsonl
 
 from funes import sources
-from funes.records import Turn
-from funes.sources import FileStats
-
-
-def swept(home: Path, name: str = "qwen") -> tuple[list[Turn], list[FileStats]]:
-    stats: list[FileStats] = []
-    units = [u for u in sources.sweep(home) if u.source and u.source.name == name]
-    return list(sources.parse_units(units, stats.append)), stats
-
-
-def shape(turns: list[Turn]) -> list[tuple[str, list[str]]]:
-    return [(t.role, [b.type for b in t.blocks]) for t in turns]
 
 
 def test_records_become_turns_with_qwens_ids(private_home: Path) -> None:
     laid = write_qwen(private_home)
-    turns, stats = swept(private_home)
+    turns, stats = swept(private_home, "qwen")
     assert shape(turns) == QWEN_TURNS
     assert {t.session_id for t in turns} == {laid.session_id}
     assert [t.turn_uuid for t in turns] == ["q0", "q2", "q3", "q4"]
@@ -53,7 +41,7 @@ def test_older_whole_session_json_is_read_as_qwen(private_home: Path) -> None:
         {"id": "2", "type": "qwen", "content": "hi from qwen"},
     ]}  # fmt: skip
     (chats / "session-2025-08-01T10-00-oldq.json").write_text(json.dumps(doc))
-    turns, _ = swept(private_home)
+    turns, _ = swept(private_home, "qwen")
     assert [(t.role, t.harness, t.session_id) for t in turns] == [
         ("user", "qwen", "old-q"), ("assistant", "qwen", "old-q"),
     ]  # fmt: skip
@@ -73,7 +61,7 @@ def test_runtime_dir_moves_the_root(
 ) -> None:
     write_jsonl(tmp_path / "rt/projects/-p/chats/x.jsonl", qwen_records("moved", "/p", "z"))
     monkeypatch.setenv("QWEN_RUNTIME_DIR", str(tmp_path / "rt"))
-    assert {t.session_id for t in swept(private_home)[0]} == {"moved"}
+    assert {t.session_id for t in swept(private_home, "qwen")[0]} == {"moved"}
 
 
 def test_a_qwen_file_found_elsewhere_is_sniffed_as_qwen(tmp_path: Path) -> None:

@@ -30,17 +30,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from agent_homes import swept
+
 from funes import sources
-from funes.records import Turn
 from funes.sources import FileStats
 
 REAL = Path(__file__).parent / "fixtures" / "real"
-
-
-def swept(home: Path, harness: str) -> tuple[list[Turn], list[FileStats]]:
-    stats: list[FileStats] = []
-    units = [u for u in sources.sweep(home) if u.source and u.source.name == harness]
-    return list(sources.parse_units(units, stats.append)), stats
 
 
 def assert_fully_explained(stats: list[FileStats]) -> None:
