@@ -16,6 +16,7 @@ import os
 import shutil
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
@@ -61,7 +62,13 @@ def spinner(label: str, stream: IO[str] | None = None) -> Iterator[None]:
         t.join()
 
 
-def progress(total: int | None, desc: str, unit: str = "chunk", stream: Any = None) -> Any:
+def progress(
+    total: int | None,
+    desc: str,
+    unit: str = "chunk",
+    stream: Any = None,
+    bar_format: str | None = None,
+) -> Any:
     """A tqdm bar on stderr when it is a terminal; a bar that draws nothing otherwise.
 
     Use it as tqdm: ``bar.update(n)``, ``bar.set_description(…)``, ``bar.close()``.
@@ -80,16 +87,18 @@ def progress(total: int | None, desc: str, unit: str = "chunk", stream: Any = No
         leave=False,
         dynamic_ncols=True,
         mininterval=0.2,
+        bar_format=bar_format,
     )
 
 
-def confirm(question: str, default: bool | None = None) -> bool:
+def confirm(question: str, default: bool | None = None, erase: bool = False) -> bool:
     """Ask a yes/no ``question`` on stderr and read the answer from stdin.
 
     The default is ``default``, else what the question ends with (``[Y/n]`` yes, ``[y/N]``
     no), else yes; the ``[Y/n]`` marker is added when the question has none. An empty answer
     takes the default; ``y``/``yes`` is yes, anything else no. Without a terminal on stdin,
     or at end of input (Ctrl-D), the answer is no: nothing is ever agreed to unattended.
+    ``erase`` takes the question off the screen once answered.
     """
     q = question.rstrip()
     if default is None:
@@ -105,6 +114,12 @@ def confirm(question: str, default: bool | None = None) -> bool:
         sys.stderr.write("\n")
         return False
     answer = line.strip().lower()
+    if erase and _isatty(sys.stderr):
+        # The question and the echoed answer leave the screen: the bar that follows carries the
+        # run's one time estimate, not a second one above it.
+        rows = -(-(len(q) + 1 + len(line.rstrip("\n"))) // max(term_cols(), 1))
+        sys.stderr.write("\x1b[1A\x1b[2K" * max(rows, 1) + "\r")
+        sys.stderr.flush()
     return default if not answer else answer in ("y", "yes")
 
 
@@ -142,32 +157,93 @@ def tty_style(out: Any = None) -> Style | None:
     return Style(width=term_width(), color=not os.environ.get("NO_COLOR"))
 
 
+def term_cols() -> int:
+    """The terminal's columns, unclamped."""
+    return shutil.get_terminal_size((100, 24)).columns
+
+
 def term_width() -> int:
     cols = shutil.get_terminal_size((100, 24)).columns
     return max(40, min(120, cols))
 
 
 class IndexProgress:
-    """`funes index`'s progress (funes.ingest.report.Progress) as a tqdm bar per phase."""
+    """`funes index`'s progress (funes.ingest.report.Progress) on a terminal, from the first
+    second: a spinner line naming the step while there is nothing to count yet (finding the
+    sessions, opening the memory, loading the model), then a bar per phase. The bar carries the
+    run's one time estimate — average time per pass (or chunk) so far × what is left, as the
+    prompts compute theirs — and not tqdm's own."""
 
-    def __init__(self) -> None:
+    FORMAT = "{desc}: {n_fmt}/{total_fmt} {unit} [{elapsed}{postfix}]"
+
+    def __init__(self, stream: Any = None) -> None:
+        self._out = stream if stream is not None else sys.stderr
+        self._tty = _isatty(self._out)
         self._bar: Any = None
         self._phase = ""
+        self._since = (0.0, 0)  # when the bar started, and its count then
+        self._note = ""
+        self._stop: threading.Event | None = None
+        self._spinner: threading.Thread | None = None
+
+    def status(self, text: str) -> None:
+        if not self._tty:
+            return
+        self.clear()
+        self._note = text
+        self._stop = threading.Event()
+        self._spinner = threading.Thread(
+            target=self._spin, args=(self._stop,), name="funes-index-status", daemon=True
+        )
+        self._spinner.start()
+
+    def _spin(self, stop: threading.Event) -> None:
+        if stop.wait(SPINNER_DELAY):  # a step that ends at once never flickers
+            return
+        i = 0
+        while not stop.is_set():
+            self._out.write(f"\r\x1b[K{_FRAMES[i % len(_FRAMES)]} {self._note}…")
+            self._out.flush()
+            i += 1
+            stop.wait(0.1)
+        self._out.write("\r\x1b[K")
+        self._out.flush()
+
+    def _end_status(self) -> None:
+        if self._stop is not None and self._spinner is not None:
+            self._stop.set()
+            self._spinner.join()
+        self._stop = self._spinner = None
 
     def update(
         self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
     ) -> None:
+        if not self._tty:
+            return
+        self._end_status()
         if self._bar is None or phase != self._phase:
             self.clear()
             self._phase = phase
-            self._bar = progress(total, phase, unit="chunk" if phase == "embedding" else "pass")
+            self._since = (time.monotonic(), done)
+            self._bar = progress(
+                total, phase, unit="chunks" if phase == "embedding" else "passes",
+                bar_format=self.FORMAT,
+            )  # fmt: skip
         self._bar.total = total
         self._bar.n = done
-        if phase != "embedding":
-            self._bar.set_postfix_str(f"{chunks:,} chunks", refresh=False)
+        parts = [] if phase == "embedding" else [f"{chunks:,} chunks"]
+        t0, n0 = self._since
+        if done > n0 and total > done:
+            # lazy: funes.ingest.report stays off fast commands' start-up
+            from funes.ingest.report import fmt_eta
+
+            rate = (time.monotonic() - t0) / (done - n0)
+            parts.append(f"~{fmt_eta(rate * (total - done))} left")
+        self._bar.set_postfix_str(", ".join(parts), refresh=False)
         self._bar.refresh() if force else self._bar.update(0)
 
     def clear(self) -> None:
+        self._end_status()
         if self._bar is not None:
             self._bar.close()
             self._bar = None

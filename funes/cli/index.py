@@ -139,30 +139,20 @@ def _main(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, opts: IndexOptions) -> IndexReport | None:
     """The run itself (index, backfill, or the backfill behind); None when it prints nothing."""
+    progress = IndexProgress()
+    progress.status("starting")  # the imports below take seconds on a busy machine
     # lazy: LanceDB, numpy and the secrets scanner stay off a no-op run (0.4 s of CPU, measured
     # at 20k chunks)
-    from funes.ingest import behind, indexer
-    from funes.ingest.backfill import backfill, stdin_interactive
-    from funes.memories import open_writable, writable_dir
-    from funes.store.lock import behind_pid
+    from funes.ingest import behind
+    from funes.ingest.backfill import stdin_interactive
+    from funes.memories import writable_dir
 
-    progress = IndexProgress()
-    if args.behind:
-        behind.run(lambda: open_writable(args.memory))
+    try:
+        report = _index_or_backfill(args, opts, progress)
+    finally:
+        progress.clear()  # the spinner or bar, before anything else is printed
+    if report is None:
         return None
-    if args.backfill and (pid := behind_pid(writable_dir(args.memory))) is not None:
-        print(
-            f"funes: a backfill is already running behind an index run (pid {pid}); "
-            "`funes status` shows how many chunks still wait",
-            file=sys.stderr,
-        )
-        return None
-    if args.backfill:
-        report = backfill(args.memory, progress=progress, open_with=open_writable)
-    else:
-        opts.memory = str(writable_dir(args.memory))  # before a Hub dataset is looked up
-        opts.paths, opts.units = indexer.hub_units(args.paths, on_dataset=_announce)
-        report = indexer.index(opts, progress=progress, ask=confirm)
     if (
         report.without_vectors
         and report.embed_note is None
@@ -174,6 +164,45 @@ def _run(args: argparse.Namespace, opts: IndexOptions) -> IndexReport | None:
         pid, started = behind.start(path, _behind_command(path))
         report.behind = (pid, started)
     return report
+
+
+def _index_or_backfill(
+    args: argparse.Namespace, opts: IndexOptions, progress: IndexProgress
+) -> IndexReport | None:
+    # lazy: see _run
+    from funes.ingest import behind, indexer
+    from funes.ingest.backfill import backfill
+    from funes.memories import open_writable, writable_dir
+    from funes.store.lock import behind_pid
+
+    if args.behind:
+        behind.run(lambda: open_writable(args.memory))
+        return None
+    if args.backfill and (pid := behind_pid(writable_dir(args.memory))) is not None:
+        progress.clear()
+        print(
+            f"funes: a backfill is already running behind an index run (pid {pid}); "
+            "`funes status` shows how many chunks still wait",
+            file=sys.stderr,
+        )
+        return None
+    if args.backfill:
+        report = backfill(args.memory, progress=progress, open_with=open_writable)
+    else:
+        opts.memory = str(writable_dir(args.memory))  # before a Hub dataset is looked up
+
+        def announce(ds: TraceDataset) -> None:
+            progress.clear()
+            _announce(ds)
+
+        opts.paths, opts.units = indexer.hub_units(args.paths, on_dataset=announce)
+        report = indexer.index(opts, progress=progress, ask=_ask)
+    return report
+
+
+def _ask(question: str) -> bool:
+    """The budget's question, taken off the screen once answered (one estimate on screen)."""
+    return confirm(question, erase=True)
 
 
 def _behind_command(memory: object) -> list[str]:

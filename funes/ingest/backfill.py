@@ -57,6 +57,7 @@ def embed_behind(
     missing = w.memory.count_without_vectors()
     if not missing:
         return
+    progress.status(f"loading the embedding model ({missing:,} chunks to embed)")
     try:
         embed = load_embed()
     except FunesError as e:

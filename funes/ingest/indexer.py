@@ -33,7 +33,7 @@ from funes.ingest.backfill import embed_behind, stdin_interactive
 from funes.ingest.plan import BUDGET_SECONDS as BUDGET_SECONDS  # re-exported
 from funes.ingest.plan import IndexOptions, plan
 from funes.ingest.plan import key as _key
-from funes.ingest.report import SILENT, IndexReport, Progress
+from funes.ingest.report import SILENT, IndexReport, Progress, fmt_eta
 from funes.records import Chunk, Turn
 from funes.secrets import redact
 from funes.sources import FileStats, Unit, display_path, os_reason, parse_unit
@@ -48,14 +48,6 @@ if TYPE_CHECKING:
 FLUSH_CHUNKS = 4000
 FLUSH_SECONDS = 2.0
 EMBED_RATE_GUESS = 60.0  # chunks/s on 2 cores (bench/README.md), for an ETA before any is timed
-
-
-def fmt_eta(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f}s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 # ---------------------------------------------------------------------------- the run
@@ -75,9 +67,11 @@ def index(
     """Index transcripts into a memory; see the module docstring. Holds the writer lock."""
     t0 = time.monotonic()
     progress = progress or SILENT
+    progress.status("finding agent sessions" if not (opts.paths or opts.units) else "listing files")
     units, sweep = plan(opts)
     path = memory_dir(opts.memory)
     fresh = not (path / f"{TABLE}.lance").is_dir()
+    progress.status(f"opening the memory ({len(units):,} files to look at)")
     mem = open_memory(opts.memory, create=True)
     report = IndexReport(memory=mem.label)
     held = mem.count()
@@ -93,6 +87,7 @@ def index(
             deadline = t0 + opts.budget if (sweep and opts.budget is not None) else None
             finish = opts.yes or deadline is None
             declined = False  # the user said no to finishing: ask nothing more
+            progress.status(f"comparing {len(units):,} files with what is indexed")
             if sweep:
                 # A file that cannot be read at all (a FIFO where sessions are kept) is said once,
                 # not once per tier, and never opened.
@@ -189,6 +184,7 @@ class _Run:
         self.last_flush = time.monotonic()
 
     def unit(self, u: Unit, tiers: tuple[str, ...], phase: str, i: int, n: int) -> None:
+        self.progress.update(phase, i - 1, n, self.report.chunks)  # the bar, from the first
         sig = u.signature()
         stats = FileStats(display_path(u.name))
         ids = self.w.ids

@@ -70,9 +70,12 @@ class IndexReport:
 
 
 class Progress(Protocol):
-    """Where a run reports how far it is: ``update`` per unit or embedded batch, ``clear``
-    before a prompt or the summary. The CLI passes one that draws a bar on a terminal
-    (funes.cli._tty.IndexProgress); by default nothing is shown (:data:`SILENT`)."""
+    """Where a run reports how far it is: ``status`` when a step with nothing to count yet
+    starts (finding the sessions, opening the memory, loading the model), ``update`` per unit or
+    embedded batch, ``clear`` before a prompt or the summary. The CLI passes one that draws on
+    a terminal (funes.cli._tty.IndexProgress); by default nothing is shown (:data:`SILENT`)."""
+
+    def status(self, text: str) -> None: ...
 
     def update(
         self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
@@ -82,6 +85,9 @@ class Progress(Protocol):
 
 
 class _Silent:
+    def status(self, text: str) -> None:
+        return None
+
     def update(
         self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
     ) -> None:
@@ -92,6 +98,15 @@ class _Silent:
 
 
 SILENT: Progress = _Silent()
+
+
+def fmt_eta(seconds: float) -> str:
+    """A time left, as every estimate of an index run says it (the bar and the prompts)."""
+    if seconds < 90:
+        return f"{seconds:.0f}s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def describe(report: IndexReport, backfill_cmd: str = "funes index --backfill") -> list[str]:

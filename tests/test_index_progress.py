@@ -1,0 +1,70 @@
+"""On a terminal, `funes index` shows what it does from its first second (a line naming the
+step — starting, finding the sessions, opening the memory, loading the model — before any bar),
+and one time estimate at a time: its bars carry funes' own `~N left`, not tqdm's, and the
+budget's question, once answered, leaves the screen to the bar."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import select
+import struct
+import subprocess
+import termios
+import time
+from pathlib import Path
+
+import pytest
+from conftest import BIN, start_on_a_terminal
+from test_index import write_claude, write_codex
+
+FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def run_on_a_sized_terminal(
+    args: list[str], answers: list[bytes], env: dict[str, str], timeout: float = 300
+) -> tuple[int, str, str]:
+    """`funes ARGS` with stdin and stderr on a 100×30 pseudo-terminal (a new one has no size,
+    and a bar of no width draws nothing), answering each `[Y/n]` with the next of ``answers``."""
+    p, master = start_on_a_terminal([str(BIN / "funes"), *args], env, stdout=subprocess.PIPE)
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            seen += chunk
+            if answers and seen.count(b"[Y/n]") > seen.count(b"\r\n[answered]"):
+                os.write(master, answers.pop(0) + b"\n")
+                seen += b"\r\n[answered]"
+        elif p.poll() is not None:
+            break
+    out = p.communicate(timeout=timeout)[0].decode()
+    os.close(master)
+    return p.returncode, out, seen.decode("utf-8", "replace")
+
+
+@pytest.mark.slow
+def test_a_terminal_index_shows_its_steps_at_once_and_one_estimate(private_home: Path) -> None:
+    write_claude(private_home, "sess-bar", 40)
+    write_codex(private_home, "cdx-bar", 30)
+    status, out, term = run_on_a_sized_terminal(["index"], [b"y"], {"FUNES_INDEX_BUDGET": "0"})
+    assert status == 0, term
+    assert out.strip().startswith("indexed sessions=2 skipped=0 chunks=")
+    # The first thing on the terminal is a step line, not a bar minutes later.
+    first = term.lstrip("\n")
+    assert first.startswith("\r\x1b[K") or first[:1] in FRAMES, first[:80]
+    steps = re.findall(rf"[{FRAMES}] ([^…\r\n]+)…", term)
+    assert "opening the memory (2 files to look at)" in steps, steps
+    assert any(s.startswith("loading the embedding model (") for s in steps), steps
+    # Bars: funes' estimate only, never tqdm's `elapsed<remaining` or its rate.
+    assert "passes [" in term and "chunks [" in term
+    assert not re.search(r"\d\d:\d\d<\d\d:\d\d|\d+\.\d+(?:it|pass|chunk)/s", term), term[-800:]
+    # The budget's question (with its estimate) is taken off the screen once answered.
+    asked = term.index("Finish it now? [Y/n]")
+    assert "\x1b[1A\x1b[2K" in term[asked:]
