@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 from conftest import BIN, REPO
 
-AGENTS = ("claude", "codex", "hermes", "pi")
+from funes.agents import names
+
+# Every registered agent: a new one is covered by the tests below once `seed` gives it files
+# of the user's own (a test fails until it does).
+AGENTS = tuple(names())
+# The agents' CLIs funes runs, played by the fake below (the others are wired by files alone).
+CLIS = ("claude", "codex", "openclaw", "pi")
 FUNES = str(BIN / "funes")
 
 # One Python script plays every agent CLI; its name ($0) says which. State lives outside HOME so
@@ -59,6 +65,17 @@ elif name == "codex":
     elif a[:2] == ["mcp", "remove"]:
         if "mcp" not in state: absent("No MCP server named 'funes' found")
         del state["mcp"]
+elif name == "openclaw":
+    # `openclaw hooks enable|disable NAME` records the hook in openclaw.json, as OpenClaw does
+    cfg = os.path.join(os.environ.get("OPENCLAW_STATE_DIR") or os.path.join(os.environ["HOME"], ".openclaw"), "openclaw.json")
+    if a[:1] == ["hooks"] and a[1:2] in (["enable"], ["disable"]):
+        doc = json.load(open(cfg)) if os.path.exists(cfg) else {{}}
+        entries = doc.setdefault("hooks", {{}}).setdefault("internal", {{}}).setdefault("entries", {{}})
+        entries.setdefault(a[2], {{}})["enabled"] = a[1] == "enable"
+        os.makedirs(os.path.dirname(cfg), exist_ok=True)
+        json.dump(doc, open(cfg, "w"), indent=2)
+        state["hooks"] = [h for h in state.get("hooks", []) if h != a[2]] + ([a[2]] if a[1] == "enable" else [])
+        if not state["hooks"]: del state["hooks"]
 elif name == "pi":
     if a == ["--version"]: print("0.75.1")
     elif a[:1] == ["install"]: state["package"] = a[1]
@@ -77,7 +94,7 @@ def fakes(tmp_path: Path) -> Path:
     state = tmp_path / "fakestate"
     bindir.mkdir()
     state.mkdir()
-    for name in AGENTS:
+    for name in CLIS:
         exe = bindir / name
         exe.write_text(FAKE.format(python=sys.executable))
         exe.chmod(0o755)
@@ -148,6 +165,19 @@ USER_ALLOWLIST = """{"approvals": [{"event": "post_llm_call", "command": "~/bin/
 """
 
 
+USER_GEMINI = """{
+\t"theme": "GitHub",
+\t"hooksConfig": {"enabled": true},
+\t"hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"name": "guard", "type": "command", "command": "~/bin/guard.sh"}]}]},
+\t"mcpServers": {"fs": {"command": "npx", "args": ["-y", "@mcp/fs"]}},
+\t"note": "caf\u00e9 \u2713 gemini"
+}"""
+USER_VSCODE_MCP = (
+    '{"mcpServers":{"github":{"command":"gh-mcp","args":[],"disabled":true,"alwaysAllow":[]}}}'
+)
+VSCODE = ".config/Code/User/globalStorage"
+
+
 def seed(home: Path) -> None:
     """Each agent's config with content of the user's own."""
     files = {
@@ -161,6 +191,20 @@ def seed(home: Path) -> None:
         ".hermes/hooks/ping.sh": "#!/bin/sh\n",
         ".pi/agent/settings.json": '{"packages": ["npm:@me/pi-thing"]}\n',
         ".funes/integrations/README.mine": "not funes' file\n",
+        ".gemini/settings.json": USER_GEMINI,
+        ".qwen/settings.json": USER_GEMINI.replace("gemini", "qwen"),
+        ".copilot/mcp-config.json": '{"mcpServers":{"gh":{"type":"local","command":"gh-mcp","tools":["*"]}}}',
+        ".copilot/hooks/mine.json": '{"version": 1, "hooks": {"sessionEnd": [{"type": "command", "bash": "say bye"}]}}\n',
+        ".cursor/mcp.json": '{\n  "mcpServers": {\n    "docs": {"url": "https://docs.example/mcp"}\n  }\n}\n',
+        ".cursor/hooks.json": '{\n    "version": 1,\n    "hooks": {"stop": [{"command": "./hooks/ding.sh"}],\n              "afterFileEdit": [{"command": "prettier"}]}\n}',
+        ".config/opencode/opencode.json": '{"$schema": "https://opencode.ai/config.json", "theme": "tokyonight"}\n',
+        ".config/opencode/plugins/mine.js": "export const Mine = async () => ({})\n",
+        ".openclaw/openclaw.json": '{\n  "hooks": {"internal": {"enabled": true, "entries": {"session-memory": {"enabled": true}}}}\n}\n',
+        ".openclaw/hooks/mine/HOOK.md": "---\nname: mine\n---\n",
+        ".omp/agent/extensions/mine.ts": "export default function (pi) {}\n",
+        f"{VSCODE}/saoudrizwan.claude-dev/settings/cline_mcp_settings.json": USER_VSCODE_MCP,
+        f"{VSCODE}/rooveterinaryinc.roo-cline/settings/mcp_settings.json": USER_VSCODE_MCP,
+        f"{VSCODE}/kilocode.kilo-code/settings/mcp_settings.json": USER_VSCODE_MCP,
     }
     for rel, text in files.items():
         p = home / rel

@@ -1,6 +1,7 @@
-"""`funes add` / `remove` / `doctor` for the agents wired through one JSON config (Gemini CLI,
-Qwen Code, Copilot CLI, Cursor, OpenCode): the MCP entry is written into the agent's own file
-and `remove` leaves the user's configuration byte-identical to a backup."""
+"""`funes add` / `remove` / `doctor` for the agents wired through their JSON configs (Gemini
+CLI, Qwen Code, Copilot CLI, Cursor, OpenCode, Cline, Roo Code, Kilo Code): the MCP entry is
+written into the agent's own file and `remove` leaves the user's configuration byte-identical
+to a backup. Their hooks are tested in test_agents_hooks.py."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cmd
 
+VSCODE = ".config/Code/User/globalStorage"
 # agent → (its config file under $HOME, the key that holds MCP servers)
 WIRED = {
     "gemini": (".gemini/settings.json", "mcpServers"),
@@ -18,6 +20,9 @@ WIRED = {
     "copilot": (".copilot/mcp-config.json", "mcpServers"),
     "cursor": (".cursor/mcp.json", "mcpServers"),
     "opencode": (".config/opencode/opencode.json", "mcp"),
+    "cline": (f"{VSCODE}/saoudrizwan.claude-dev/settings/cline_mcp_settings.json", "mcpServers"),
+    "roo": (f"{VSCODE}/rooveterinaryinc.roo-cline/settings/mcp_settings.json", "mcpServers"),
+    "kilo": (f"{VSCODE}/kilocode.kilo-code/settings/mcp_settings.json", "mcpServers"),
 }
 USER_FILE = (
     b'{\n\t"theme":   "dark",\n\t"%s": {"mine": {"command": "my-server", "args": []}},\n'
@@ -45,7 +50,7 @@ def test_add_then_remove_leaves_the_users_file_byte_identical(
     assert doc[key]["mine"] == {"command": "my-server", "args": []}  # the user's entry kept
     entry = doc[key]["funes"]
     assert "mcp" in json.dumps(entry) and doc["theme"] == "dark"
-    assert "funes index" in out  # no hook: says how its sessions get indexed
+    assert "funes index" in out  # the first index it skipped, or how sessions get indexed
     rc, out, _ = funes("doctor", "--json", agent)
     (row,) = json.loads(out)["agents"]
     assert row["mcp"] is True and row["mcp_source"].startswith(f"~/{rel} ")
@@ -63,6 +68,7 @@ def test_a_config_funes_created_is_removed_again(private_home: Path, agent: str)
     assert funes("add", agent)[0] == 0  # a second add changes nothing
     assert funes("remove", agent)[0] == 0
     assert not cfg.exists()
+    assert not (private_home / rel.split("/")[0]).exists()  # nor the folders funes made
     (row,) = json.loads(funes("doctor", "--json", agent)[1])["agents"]
     assert row["mcp"] is False
 

@@ -1,7 +1,8 @@
-"""`funes ask claude|codex …`: preflight, grounding prompt, the exact child argv, the answer
-from the right stream event, failures replayed, weak evidence refused, invented citations
-flagged. The agents are fake scripts (tests/fixtures/ask/fake_agent.py) that record their argv
-and replay a stream in each agent's real format; the memory, models and recall are real."""
+"""`funes ask AGENT …` for every agent the registry says can answer: preflight, grounding prompt,
+the exact child argv (never the prompt), the answer from the right stream event, failures
+replayed, weak evidence refused, invented citations flagged. The agents are fake scripts
+(tests/fixtures/ask/fake_agent.py) that record their argv and stdin and replay a stream in each
+agent's documented format; the memory, models and recall are real."""
 
 from __future__ import annotations
 
@@ -18,10 +19,14 @@ from conftest import BIN, REPO, jsonl, read_terminal, run_cmd, start_on_a_termin
 from funes.agents.ask import (
     INSTRUCTION,
     answer_from,
+    child_argv,
     citations,
     claude_event,
     codex_event,
     unrecalled_citations,
+)
+from funes.agents.ask import (
+    agents as askable,
 )
 
 SAMPLES = REPO / "contrib" / "samples"
@@ -37,18 +42,75 @@ def memory(samples_memory: Path) -> Path:
     return samples_memory
 
 
+ANSWER = (
+    "The zoom 14 tiles were empty because the vector-tile parser hit a LineTo command with "
+    "count=0 and gave up on the whole layer; the fix was to skip zero-length commands instead "
+    f"of failing.\n\nSessions: {TILER_SESSION}"
+)
+
+
+def lines(*events: dict[str, Any]) -> str:
+    return "".join(json.dumps(e) + "\n" for e in events)
+
+
+# Each new agent's stream as its documentation gives it, answering ANSWER (the fixtures hold
+# the longer, recorded-shape streams of claude and codex).
+HEAD, TAIL = ANSWER[:60], ANSWER[60:]
+STREAMS = {
+    # Gemini CLI --output-format stream-json: the answer in assistant deltas
+    "gemini": lines(
+        {"type": "init", "timestamp": "2026-11-30T10:00:00Z", "session_id": "g-1", "model": "gemini-2.5-pro"},
+        {"type": "message", "role": "user", "content": "(the prompt)"},
+        {"type": "message", "role": "assistant", "content": HEAD, "delta": True},
+        {"type": "message", "role": "assistant", "content": TAIL, "delta": True},
+        {"type": "result", "status": "success", "stats": {"total_tokens": 912}},
+    ),
+    # Qwen Code --output-format stream-json: Claude Code's shape
+    "qwen": lines(
+        {"type": "system", "subtype": "session_start", "session_id": "q-1", "model": "qwen3-coder-plus"},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": ANSWER}]}},
+        {"type": "result", "subtype": "success", "is_error": False, "result": ANSWER},
+    ),
+    # Copilot CLI --output-format json: session events; a tool-request-only message first
+    "copilot": lines(
+        {"type": "assistant.turn_start", "data": {"turnId": "0"}},
+        {"type": "assistant.message", "data": {"content": "", "toolRequests": [{"name": "view"}]}},
+        {"type": "tool.execution_start", "data": {"toolName": "view"}},
+        {"type": "assistant.message", "data": {"content": ANSWER, "toolRequests": []}},
+        {"type": "session.shutdown", "data": {}},
+    ),
+    # cursor-agent -p --output-format stream-json
+    "cursor": lines(
+        {"type": "system", "subtype": "init", "session_id": "c-1", "model": "composer"},
+        {"type": "tool_call", "subtype": "started", "call_id": "t1", "tool_call": {}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": ANSWER}]}},
+        {"type": "result", "subtype": "success", "is_error": False, "result": ANSWER, "duration_ms": 900},
+    ),
+    # opencode run --format json: the last text part
+    "opencode": lines(
+        {"type": "step_start", "sessionID": "ses_1", "part": {"type": "step-start"}},
+        {"type": "text", "sessionID": "ses_1", "part": {"type": "text", "text": "Let me look."}},
+        {"type": "tool_use", "sessionID": "ses_1", "part": {"type": "tool", "tool": "read"}},
+        {"type": "text", "sessionID": "ses_1", "part": {"type": "text", "text": ANSWER}},
+        {"type": "step_finish", "sessionID": "ses_1", "part": {"type": "step-finish", "reason": "stop"}},
+    ),
+}  # fmt: skip
+
+
 class Agents:
-    """A bin dir holding fake `claude` and `codex`; PATH is that dir alone."""
+    """A bin dir holding a fake CLI for every agent `funes ask` can ask; PATH is that dir alone."""
 
     def __init__(self, root: Path) -> None:
         self.bin = root / "bin"
         self.bin.mkdir(parents=True)
         script = f"#!{sys.executable}\n" + (FIXTURES / "fake_agent.py").read_text()
-        for name in ("claude", "codex"):
+        for agent in askable():
+            name = child_argv(agent)[0]
             exe = self.bin / name
             exe.write_text(script)
             exe.chmod(0o755)
-            self.replay(name, (FIXTURES / f"{name}-stream.jsonl").read_text())
+            fixture = FIXTURES / f"{name}-stream.jsonl"
+            self.replay(name, fixture.read_text() if fixture.exists() else STREAMS[agent])
 
     def replay(self, name: str, stream: str, stderr: str = "", exit: int = 0) -> None:
         (self.bin / f"{name}.stream.jsonl").write_text(stream)
@@ -127,6 +189,42 @@ def test_ask_codex_runs_exec_json_and_takes_the_last_agent_message(
     assert f"→ get {TILER_SESSION} " in prompt
 
 
+def test_the_registry_says_which_agents_answer() -> None:
+    assert askable() == ["claude", "codex", "copilot", "cursor", "gemini", "opencode", "qwen"]
+    r = run_cmd("funes", "ask", "--help")
+    assert "claude, codex, copilot, cursor, gemini, opencode, qwen" in r.stdout.decode()
+
+
+@pytest.mark.parametrize(
+    ("agent", "argv"),
+    [
+        ("gemini", ["gemini", "--output-format", "stream-json",
+                    "--allowed-mcp-server-names", "funes-ask-allows-no-mcp-server"]),
+        ("qwen", ["qwen", "--output-format", "stream-json",
+                  "--allowed-mcp-server-names", "funes-ask-allows-no-mcp-server"]),
+        ("copilot", ["copilot", "--output-format", "json", "--disable-builtin-mcps",
+                     "--disable-mcp-server", "funes", "--no-custom-instructions", "--no-ask-user",
+                     "--no-color"]),
+        ("cursor", ["cursor-agent", "-p", "--output-format", "stream-json"]),
+        ("opencode", ["opencode", "run", "--format", "json"]),
+    ],
+)  # fmt: skip
+def test_each_new_agent_gets_the_prompt_on_stdin_and_its_answer_is_printed(
+    agent: str, argv: list[str], agents: Agents, memory: Path
+) -> None:
+    code, out, err = agents.ask(agent, *QUESTION.split(), "--memory", memory)
+    assert code == 0, err
+    assert out == ANSWER + "\n" and err == ""
+    cli = argv[0]
+    assert agents.calls(cli) == [argv[1:]]
+    [prompt] = agents.prompts(cli)
+    assert prompt.startswith(INSTRUCTION) and f"Question: {QUESTION}\n" in prompt
+    assert f"→ get {TILER_SESSION} " in prompt
+    # the prompt is on stdin only: not in the command line any local user can read
+    [cmdline] = agents.cmdlines(cli)
+    assert QUESTION not in cmdline and "RECALLED PASSAGES" not in cmdline
+
+
 def test_a_missing_agent_is_named_with_the_other_as_the_way_out(
     agents: Agents, memory: Path
 ) -> None:
@@ -136,16 +234,18 @@ def test_a_missing_agent_is_named_with_the_other_as_the_way_out(
     assert err == "funes: `claude` isn't on PATH — install it, or try `funes ask codex …`\n"
     (agents.bin / "codex").unlink()
     code, _, err = agents.ask("codex", QUESTION, "--memory", memory)
-    assert err == "funes: `codex` isn't on PATH — install it, or try `funes ask claude …`\n"
+    # claude is gone too: the way out is the first agent still on PATH
+    assert err == "funes: `codex` isn't on PATH — install it, or try `funes ask copilot …`\n"
     (agents.bin / "codex").write_text("#!/bin/sh\necho 'codex: broken install' >&2\nexit 3\n")
     (agents.bin / "codex").chmod(0o755)
     code, _, err = agents.ask("codex", QUESTION, "--memory", memory)
     assert code == 1 and err == (
-        "funes: `codex --version` failed (exit 3) — check its install, or try `funes ask claude …`\n"
+        "funes: `codex --version` failed (exit 3) — check its install, or try `funes ask copilot …`\n"
     )
     assert agents.calls("codex") == []
-    code, _, err = agents.ask("gemini", QUESTION, "--memory", memory)
-    assert code == 2 and err == "funes: cannot ask 'gemini' — funes asks `claude` or `codex`\n"
+    code, _, err = agents.ask("hermes", QUESTION, "--memory", memory)
+    names = ", ".join(f"`{a}`" for a in askable())
+    assert code == 2 and err == f"funes: cannot ask 'hermes' — funes asks {names}\n"
 
 
 @pytest.mark.parametrize(
@@ -265,7 +365,7 @@ def test_the_prompt_goes_on_stdin_and_no_passage_reaches_the_agents_command_line
     open, so the prompt is followed by end of file."""
     hits = jsonl(run_cmd("funes", "recall", QUESTION, "--json", "-k", "8", "--candidates", "30",
                          "--neighbors", "1", "--half-life", "30", "--memory", memory).stdout)  # fmt: skip
-    for agent in ("claude", "codex"):
+    for agent in askable():
         proc = subprocess.Popen(
             [str(BIN / "funes"), "ask", agent, QUESTION, "--memory", str(memory)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -278,8 +378,8 @@ def test_the_prompt_goes_on_stdin_and_no_passage_reaches_the_agents_command_line
             proc.kill()
             assert proc.stdin is not None
             proc.stdin.close()
-        [prompt] = agents.prompts(agent)
-        [cmdline] = agents.cmdlines(agent)
+        [prompt] = agents.prompts(child_argv(agent)[0])
+        [cmdline] = agents.cmdlines(child_argv(agent)[0])
         assert prompt.startswith(INSTRUCTION)
         assert INSTRUCTION[:40] not in cmdline and QUESTION not in cmdline
         for h in hits:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import EVAL_DEV, jsonl, run_cmd, write_jsonl
 
+from funes.sources import registry
+
 FIXTURES = Path(__file__).parent / "fixtures"
 CORPUS = EVAL_DEV / "corpus"
 
@@ -76,9 +78,11 @@ def test_all_with_no_agent_homes_is_one_clear_error(private_home: Path) -> None:
     assert r.returncode == 1 and r.stdout == b""
     (line,) = r.stderr.decode().splitlines()
     assert line.startswith("funes: no agent transcripts under $HOME (looked in ")
-    for root in ("~/.claude/projects", "~/.codex/sessions", "~/.pi/agent/sessions",
-                 "~/.hermes/state.db", "~/.hermes/sessions"):  # fmt: skip
-        assert root in line
+    # every registered agent's known location is named, whatever agents are registered
+    homed = [src for src in registry() if src.roots]
+    assert len(homed) >= 12
+    for root in (r for src in homed for r in src.roots):
+        assert f"~/{root}" in line
 
 
 def test_all_takes_no_paths(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Wiring coding agents to funes: hook scripts, config merges, MCP registration.
 
-One module per agent (``claude``, ``codex``, ``hermes``, ``pi``), each exposing an ``AGENT``
+One module per agent (``claude``, ``codex``, ``gemini``, …: ``names()``), each exposing an ``AGENT``
 (an :class:`Agent`: ``add(ctx, result)``, ``remove(ctx, result)``, ``status(ctx)``) registered
 under the entry-point group ``funes.agents``; nothing else in funes knows the agents' names.
 What they share is in ``_common``. Everything an agent reads lives under ``$HOME`` (never

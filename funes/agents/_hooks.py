@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -87,16 +87,33 @@ def is_funes_group(group: object) -> bool:
     )
 
 
-def has_funes_hooks(doc: dict[str, Any]) -> bool:
+def has_funes_hooks(doc: dict[str, Any], ours: Callable[[object], bool] = is_funes_group) -> bool:
+    return bool(funes_events(doc, ours))
+
+
+def funes_events(doc: dict[str, Any], ours: Callable[[object], bool] = is_funes_group) -> list[str]:
+    """The events of ``doc["hooks"]`` that hold a hook of funes'."""
     hooks = doc.get("hooks")
-    return isinstance(hooks, dict) and any(
-        isinstance(gs, list) and any(is_funes_group(g) for g in gs) for gs in hooks.values()
+    if not isinstance(hooks, dict):
+        return []
+    return [e for e, gs in hooks.items() if isinstance(gs, list) and any(ours(g) for g in gs)]
+
+
+def is_funes_entry(entry: object) -> bool:
+    """A flat hook entry (Cursor's ``{"command"}``, Copilot CLI's ``{"bash"}``) of funes'."""
+    return isinstance(entry, dict) and any(
+        is_funes_command(entry.get(k)) for k in ("command", "bash")
     )
 
 
-def merge_hooks(doc: dict[str, Any], desired: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """Drop funes groups from every event, append the desired ones, delete the
-    events that this emptied. Everything else keeps its place and value."""
+def merge_hooks(
+    doc: dict[str, Any],
+    desired: dict[str, list[dict[str, Any]]],
+    ours: Callable[[object], bool] = is_funes_group,
+) -> dict[str, Any]:
+    """Drop funes' groups (``ours``: Claude Code-style groups by default, or flat entries)
+    from every event, append the desired ones, delete the events that this emptied.
+    Everything else keeps its place and value."""
     if not desired and "hooks" not in doc:
         return doc
     hooks = doc.get("hooks", {})
@@ -105,7 +122,7 @@ def merge_hooks(doc: dict[str, Any], desired: dict[str, list[dict[str, Any]]]) -
     merged: dict[str, Any] = {}
     for event, groups in hooks.items():
         if isinstance(groups, list):
-            kept = [g for g in groups if not is_funes_group(g)]
+            kept = [g for g in groups if not ours(g)]
             if kept or not groups or event in desired:
                 merged[event] = kept
         else:

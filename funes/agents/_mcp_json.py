@@ -1,10 +1,15 @@
-"""Agents wired through one JSON config file that lists MCP servers (Gemini CLI, Qwen Code,
-Copilot CLI, Cursor, OpenCode): `funes add` writes funes' entry into the agent's own file,
-`funes remove` takes it out and, when nothing else changed, puts back the user's exact bytes
-(``Originals``); `funes doctor` reads the entry back.
+"""Agents wired through JSON files funes edits (Gemini CLI, Qwen Code, Copilot CLI, Cursor,
+OpenCode, Cline, Roo Code, Kilo Code): funes' MCP server entry in the file that lists the
+agent's MCP servers and, where the agent runs hooks from a JSON file, an index hook on its
+per-turn and session-end events. `funes add` writes funes' entries into the agent's own files,
+`funes remove` takes them out and, when nothing else changed, puts back the user's exact bytes
+(``Originals``); `funes doctor` reads the entries back.
 
-These agents' sessions reach the memory through `funes index` (a bare run sweeps them all):
-`funes add` says so, and how to schedule one, instead of installing a hook.
+Each file is read and written once per `add`/`remove`, whatever funes keeps in it (Gemini CLI
+keeps MCP servers and hooks in the same ``settings.json``). The hook script itself lives in
+``~/.funes/integrations/<agent>/``, never in the agent's home. An agent without hooks gets its
+sessions through `funes index` (a bare run sweeps them all): `funes add` says so, and how to
+schedule one.
 """
 
 from __future__ import annotations
@@ -12,23 +17,42 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from funes.agents._common import (
+    INDEX_SCRIPT,
     ConfigError,
     Context,
+    Originals,
     Result,
+    funes_events,
+    hook_command,
+    hook_script,
+    install_script,
+    is_funes_entry,
+    is_funes_group,
     load_json_object,
     mcp_args,
+    merge_hooks,
+    prune_dirs,
+    remove_file,
+    remove_tree,
     restore_json_user_file,
     same,
+    shell_join,
+    write_if_changed,
     write_json_user_file,
 )
-from funes.agents._registry import Agent
+from funes.agents._registry import Agent, Asker
 
 SERVER = "funes"
-SCHEDULE = "its sessions are indexed by `funes index` (no hook): run it, or schedule it — e.g. `crontab -e` → `*/15 * * * * {bin} index -q`"
+SCHEDULE = (
+    "its sessions are picked up by the next `funes index` (it has no hook funes can install): "
+    "schedule one — e.g. `crontab -e` → `*/15 * * * * {bin} index -q`"
+)
+HOOK_STATUS = "Indexing into funes memory"
 
 
 def env_dir(name: str, default: Path) -> Path:
@@ -47,58 +71,188 @@ def url_entry(url: str) -> dict[str, Any]:
     return {"url": url}
 
 
+def script_dir(ctx: Context, agent: str) -> Path:
+    """Where the index hook script of ``agent`` is installed (funes' own directory)."""
+    return ctx.integrations / agent
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """An agent's hooks in a JSON file: ``file(ctx)`` holds ``{"hooks": {EVENT: [...]}}``;
+    ``entry(command, event)`` is one hook of funes' for ``event``; ``grouped`` wraps it in a
+    ``{"hooks": [entry]}`` group (Claude Code's shape, Gemini CLI's) rather than listing it
+    flat (Cursor, Copilot CLI). ``skeleton`` is what a file funes creates holds besides
+    (``{"version": 1}``). ``off(doc)`` says why the agent will not run the hooks, read from the
+    same file (a switched-off hooks system), for `funes doctor`."""
+
+    file: Callable[[Context], Path]
+    events: tuple[str, ...]
+    entry: Callable[[str, str], dict[str, Any]]
+    grouped: bool = False
+    skeleton: dict[str, Any] = field(default_factory=dict)
+    off: Callable[[dict[str, Any]], str | None] | None = None
+
+    def ours(self, item: object) -> bool:
+        return is_funes_group(item) if self.grouped else is_funes_entry(item)
+
+    def desired(self, command: str) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for event in self.events:
+            hook = self.entry(command, event)
+            out[event] = [{"hooks": [hook]}] if self.grouped else [hook]
+        return out
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """Files of funes' own that make the agent run the index hook (an OpenCode plugin):
+    ``files(ctx, command_args)`` maps each path to its bytes, where ``command_args`` are the
+    hook script's path and arguments; ``events`` are what the plugin listens to."""
+
+    files: Callable[[Context, list[str]], dict[Path, bytes]]
+    events: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One thing funes keeps in a user's JSON file: put it in, take it out, is it there."""
+
+    what: str
+    put: Callable[[dict[str, Any]], dict[str, Any]]
+    strip: Callable[[dict[str, Any]], dict[str, Any]]
+    has: Callable[[dict[str, Any]], bool]
+    containers: tuple[str, ...]
+    skeleton: dict[str, Any]
+
+
 def mcp_json_agent(
     name: str,
     config: Callable[[Context], Path],
     entry: Callable[[Context], dict[str, Any]] = stdio_entry,
     key: str = "mcpServers",
     http_entry: Callable[[str], dict[str, Any]] = url_entry,
+    hooks: Hooks | None = None,
+    plugin: Plugin | None = None,
+    hook_transcript: str | None = None,
+    ask: Asker | None = None,
 ) -> Agent:
     """An :class:`Agent` whose wiring is ``<key>.funes`` in the JSON file ``config(ctx)``:
     ``entry(ctx)``, or ``http_entry(url)`` when ``ctx.mcp_url`` names the machine's
-    `funes mcp --http` server."""
+    `funes mcp --http` server; and, with ``hooks``, the index hook on ``hooks.events`` (with
+    ``plugin``, the plugin files that run it)."""
+    hooked = hooks is not None or plugin is not None
 
     def wanted(ctx: Context) -> dict[str, Any]:
         return http_entry(ctx.mcp_url) if ctx.mcp_url else entry(ctx)
 
+    def command(ctx: Context) -> str:
+        script = str(script_dir(ctx, name) / INDEX_SCRIPT)
+        return hook_command(script, name, ctx.funes_bin, ctx.index_memory)
+
+    def command_args(ctx: Context) -> list[str]:
+        args = [str(script_dir(ctx, name) / INDEX_SCRIPT), name, "--funes", ctx.funes_bin]
+        return args + (["--memory", ctx.index_memory] if ctx.index_memory else [])
+
+    def mcp_part(ctx: Context) -> _Part:
+        def put(doc: dict[str, Any]) -> dict[str, Any]:
+            servers = doc.get(key)
+            if servers is not None and not isinstance(servers, dict):
+                raise ConfigError(f"its {key!r} is not an object")
+            new = copy.deepcopy(doc)
+            new.setdefault(key, {})[SERVER] = wanted(ctx)
+            return new
+
+        def strip(doc: dict[str, Any]) -> dict[str, Any]:
+            new = copy.deepcopy(doc)
+            if isinstance(new.get(key), dict):
+                new[key].pop(SERVER, None)
+            return new
+
+        def has(doc: dict[str, Any]) -> bool:
+            servers = doc.get(key)
+            return isinstance(servers, dict) and SERVER in servers
+
+        return _Part(f"MCP server {SERVER} ({key}.{SERVER})", put, strip, has, (key,), {})
+
+    def hooks_part(ctx: Context, h: Hooks) -> _Part:
+        def put(doc: dict[str, Any]) -> dict[str, Any]:
+            base = doc or dict(h.skeleton)  # a file funes creates starts as the skeleton
+            return merge_hooks(base, h.desired(command(ctx)), h.ours)
+
+        def strip(doc: dict[str, Any]) -> dict[str, Any]:
+            return merge_hooks(doc, {}, h.ours) if "hooks" in doc else doc
+
+        def has(doc: dict[str, Any]) -> bool:
+            return bool(funes_events(doc, h.ours))
+
+        what = f"index hook on {', '.join(h.events)}"
+        return _Part(what, put, strip, has, ("hooks",), h.skeleton)
+
+    def parts(ctx: Context) -> dict[Path, list[_Part]]:
+        out: dict[Path, list[_Part]] = {config(ctx): [mcp_part(ctx)]}
+        if hooks is not None:
+            out.setdefault(hooks.file(ctx), []).append(hooks_part(ctx, hooks))
+        return out
+
     def add(ctx: Context, res: Result) -> None:
-        path = config(ctx)
-        try:
-            doc, raw = load_json_object(path)
-        except ConfigError as e:
-            res.problem(f"{e}; left untouched — add the MCP server `{SERVER}` by hand")
-            return
-        assert doc is not None
-        servers = doc.get(key)
-        if servers is not None and not isinstance(servers, dict):
-            res.problem(f"{ctx.show(path)}: its {key!r} is not an object; left untouched")
-            return
-        want = wanted(ctx)
-        pristine = not (isinstance(servers, dict) and SERVER in servers)
-        new = copy.deepcopy(doc)
-        new.setdefault(key, {})[SERVER] = want
-        if write_json_user_file(ctx, path, doc, raw, new, pristine):
-            res.did(f"MCP server {SERVER} in {ctx.show(path)} ({key}.{SERVER})")
-        else:
-            res.did(f"MCP server {SERVER} already in {ctx.show(path)}", False)
-        res.did(SCHEDULE.format(bin=ctx.funes_bin), False)
+        if hooked:
+            script = script_dir(ctx, name) / INDEX_SCRIPT
+            wrote = install_script(script)
+            res.did(f"hook script {ctx.show(script)}" + ("" if wrote else ", unchanged"), wrote)
+        if plugin is not None:
+            for path, data in plugin.files(ctx, command_args(ctx)).items():
+                wrote = write_if_changed(path, data)
+                what = f"plugin {ctx.show(path)} (index hook on {', '.join(plugin.events)})"
+                res.did(what if wrote else f"{what}, unchanged", wrote)
+        for path, ps in parts(ctx).items():
+            try:
+                doc, raw = load_json_object(path)
+                assert doc is not None
+                new = doc
+                for p in ps:
+                    new = p.put(new)
+            except ConfigError as e:
+                what = " and ".join(p.what for p in ps)
+                res.problem(f"{ctx.show(path)}: {e}; left untouched — add the {what} by hand")
+                continue
+            pristine = not any(p.has(doc) for p in ps)
+            wrote = write_json_user_file(ctx, path, doc, raw, new, pristine)
+            for p in ps:
+                where = f"{p.what} in {ctx.show(path)}"
+                res.did(where if wrote else f"{where}, unchanged", wrote)
+        if not hooked:
+            res.did(SCHEDULE.format(bin=ctx.funes_bin), False)
 
     def remove(ctx: Context, res: Result) -> None:
-        path = config(ctx)
-        try:
-            doc, raw = load_json_object(path)
-        except ConfigError as e:
-            res.problem(f"{e}; left untouched — remove the MCP server `{SERVER}` by hand")
-            return
-        assert doc is not None
-        servers = doc.get(key)
-        if raw is None or not isinstance(servers, dict) or SERVER not in servers:
-            res.did(f"no MCP server {SERVER} in {ctx.show(path)}", False)
-            return
-        stripped = copy.deepcopy(doc)
-        del stripped[key][SERVER]
-        if restore_json_user_file(ctx, path, stripped, raw, key):
-            res.did(f"removed MCP server {SERVER} from {ctx.show(path)}")
+        for path, ps in parts(ctx).items():
+            try:
+                doc, raw = load_json_object(path)
+            except ConfigError as e:
+                res.problem(f"{e}; left untouched — remove funes' entries by hand")
+                continue
+            assert doc is not None
+            there = [p for p in ps if p.has(doc)]
+            if raw is None or not there:
+                res.did(f"nothing of funes in {ctx.show(path)}", False)
+                continue
+            stripped = doc
+            for p in ps:
+                stripped = p.strip(stripped)
+            containers = tuple(c for p in ps for c in p.containers)
+            skeleton = {k: v for p in ps for k, v in p.skeleton.items()}
+            created = Originals(ctx).load(path) == Originals.ABSENT
+            restore_json_user_file(ctx, path, stripped, raw, containers, skeleton)
+            if created and not path.exists():  # and the folders funes made for it
+                prune_dirs(path.parent, ctx.home)
+            res.did(f"removed the {' and '.join(p.what for p in there)} from {ctx.show(path)}")
+        if plugin is not None:
+            for path in plugin.files(ctx, command_args(ctx)):
+                if remove_file(path):
+                    res.did(f"deleted {ctx.show(path)}")
+                    prune_dirs(path.parent, ctx.home)
+        if hooked and remove_tree(script_dir(ctx, name)):
+            res.did(f"deleted {ctx.show(script_dir(ctx, name))}")
+            prune_dirs(ctx.integrations, ctx.home)
 
     def status(ctx: Context) -> dict[str, Any]:
         path = config(ctx)
@@ -111,7 +265,7 @@ def mcp_json_agent(
                 mcp = True  # registered, with another binary or memory
         except ConfigError:
             mcp = None
-        return {
+        st: dict[str, Any] = {
             "hooks": [],
             "hooks_file": str(path),
             "script": None,
@@ -119,7 +273,52 @@ def mcp_json_agent(
             "commands": [],
             "mcp": mcp,
             "mcp_source": f"{ctx.show(path)} {key}.{SERVER}",
-            "note": "no hook: sessions are indexed by `funes index`",
         }
+        if not hooked:
+            st["note"] = "no hook: sessions are indexed by `funes index`"
+            return st
+        script = script_dir(ctx, name) / INDEX_SCRIPT
+        st["script"] = str(script) if script.exists() else None
+        st["script_current"] = script.exists() and script.read_bytes() == hook_script()
+        if plugin is not None:
+            files = plugin.files(ctx, command_args(ctx))
+            first = next(iter(files))
+            st["hooks_file"] = str(first)
+            st["hooks"] = list(plugin.events) if first.exists() else []
+            st["commands"] = [shell_join(["bash", *command_args(ctx)])] if st["hooks"] else []
+            if first.exists() and any(
+                not p.exists() or p.read_bytes() != data for p, data in files.items()
+            ):
+                st["note"] = f"the plugin is out of date: rerun `funes add {name}`"
+            return st
+        assert hooks is not None
+        st["hooks_file"] = str(hooks.file(ctx))
+        try:
+            hdoc, _ = load_json_object(hooks.file(ctx))
+        except ConfigError as e:
+            st["note"] = str(e)
+            return st
+        hdoc = hdoc or {}
+        st["hooks"] = funes_events(hdoc, hooks.ours)
+        st["commands"] = [
+            _command_of(item)
+            for event in st["hooks"]
+            for item in hdoc["hooks"][event]
+            if hooks.ours(item)
+        ]
+        why = hooks.off(hdoc) if hooks.off is not None and st["hooks"] else None
+        if why:
+            st["note"] = why
+        return st
 
-    return Agent(name, add, remove, status, hooked=False)
+    return Agent(name, add, remove, status, hook_transcript=hook_transcript, hooked=hooked, ask=ask)
+
+
+def _command_of(item: Any) -> str:
+    """The command of a hook entry or of the first hook of a group."""
+    if isinstance(item, dict) and isinstance(item.get("hooks"), list) and item["hooks"]:
+        item = item["hooks"][0]
+    if not isinstance(item, dict):
+        return ""
+    value = item.get("command") or item.get("bash") or ""
+    return value if isinstance(value, str) else ""

@@ -26,6 +26,17 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
 
 @dataclass(frozen=True)
+class Asker:
+    """How `funes ask` runs an agent's CLI on one question: ``argv`` is the non-interactive
+    command line (the prompt goes on its standard input, never here, and every MCP server the
+    CLI lets funes switch off is off); ``event`` reads one JSON line of its output stream into a
+    :class:`funes.agents.ask.Event` (what it is doing, the answer or a piece of it)."""
+
+    argv: tuple[str, ...]
+    event: Callable[[dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
 class Agent:
     """One coding agent: ``name`` is its CLI spelling (`funes add NAME`), also the hook
     scripts' first argument and the ``--harness`` their fallback indexes.
@@ -45,6 +56,8 @@ class Agent:
     hook_transcript: str | None = None
     # False for an agent funes wires without a hook (its sessions are picked up by `funes index`)
     hooked: bool = True
+    # set for an agent whose CLI answers `funes ask` (a prompt on stdin, a JSON stream out)
+    ask: Asker | None = None
 
 
 def names() -> list[str]:

@@ -115,11 +115,18 @@ def write_json_user_file(
 
 
 def restore_json_user_file(
-    ctx: Context, path: Path, stripped: dict[str, Any], raw: bytes | None, container: str
+    ctx: Context,
+    path: Path,
+    stripped: dict[str, Any],
+    raw: bytes | None,
+    container: str | tuple[str, ...],
+    skeleton: dict[str, Any] | None = None,
 ) -> bool:
     """Write ``stripped`` (the file without funes' entries) back, as the user's original bytes
-    when it equals them. ``container`` is the key funes may have created (``hooks``,
-    ``approvals``): left empty and absent from the original, it goes too. True if written."""
+    when it equals them. ``container`` names the keys funes may have created (``hooks``,
+    ``approvals``, ``mcpServers``): one left empty and absent from the original goes too, and
+    so does a ``skeleton`` key (``{"version": 1}``, what funes writes into a file it creates)
+    still holding funes' value. True if written."""
     originals = Originals(ctx)
     saved = originals.load(path)
     candidate = dict(stripped)
@@ -129,11 +136,18 @@ def restore_json_user_file(
             original_doc = json.loads(saved.decode("utf-8")) if saved.strip() else {}
         except (UnicodeDecodeError, json.JSONDecodeError):
             original_doc = None
-    lacks_container = saved == Originals.ABSENT or (
-        isinstance(original_doc, dict) and container not in original_doc
-    )
-    if container in candidate and not candidate[container] and lacks_container:
-        del candidate[container]
+
+    def lacks(key: str) -> bool:
+        return saved == Originals.ABSENT or (
+            isinstance(original_doc, dict) and key not in original_doc
+        )
+
+    for key in (container,) if isinstance(container, str) else container:
+        if key in candidate and not candidate[key] and lacks(key):
+            del candidate[key]
+    for key, value in (skeleton or {}).items():
+        if key in candidate and same(candidate[key], value) and lacks(key):
+            del candidate[key]
     changed: bool
     if saved == Originals.ABSENT and not candidate:
         changed = remove_file(path)

@@ -2,7 +2,9 @@
 
 What `funes ask` needs to know about the agents it can ask, and nothing about memories:
 
-- :class:`Preflight` — ``<agent> --version`` (a missing agent suggests the other one);
+- :func:`agents` — the registered agents whose CLI can answer (``Agent.ask``: Claude Code,
+  Codex, Gemini CLI, Qwen Code, Copilot CLI, Cursor's ``cursor-agent``, OpenCode);
+- :class:`Preflight` — ``<cli> --version`` (a missing agent suggests another one);
 - :func:`grounding_prompt` — the instruction, the question and the recalled passages (the
   recall agent format, given as text);
 - :func:`child_argv` — the exact non-interactive command line, with every MCP server turned off
@@ -18,15 +20,16 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from funes.agents._registry import Asker, registry
 from funes.errors import FunesError, UsageError
 
-AGENTS = ("claude", "codex")
 PREFLIGHT_TIMEOUT = 15.0  # seconds for `<agent> --version`
 
 # Recall runs with the reference's fixed parameters, whatever `funes recall` defaults to.
@@ -47,13 +50,34 @@ more history with `funes add <agent>`. End with one line of the form \
 `→ get` lines) of the passages you used, or `Sessions: none`."""
 
 
+def agents() -> list[str]:
+    """The registered agents `funes ask` can ask, in name order."""
+    return [name for name, a in registry().items() if a.ask is not None]
+
+
+def asker(agent: str) -> Asker:
+    found = registry().get(agent)
+    if found is None or found.ask is None:
+        raise UsageError(f"cannot ask {agent!r}")
+    return found.ask
+
+
+def executable(agent: str) -> str:
+    """The agent's CLI (``cursor-agent`` for ``cursor``)."""
+    return asker(agent).argv[0]
+
+
 def other(agent: str) -> str:
-    return AGENTS[1 - AGENTS.index(agent)]
+    """Another agent to suggest: the first one whose CLI is on PATH, else the first one."""
+    rest = [a for a in agents() if a != agent]
+    on_path = [a for a in rest if shutil.which(executable(a))]
+    return (on_path or rest or [agent])[0]
 
 
 def check_agent(agent: str) -> str:
-    if agent not in AGENTS:
-        raise UsageError(f"cannot ask {agent!r} — funes asks `claude` or `codex`")
+    if agent not in agents():
+        names = ", ".join(f"`{a}`" for a in agents())
+        raise UsageError(f"cannot ask {agent!r} — funes asks {names}")
     return agent
 
 
@@ -63,9 +87,10 @@ class Preflight:
 
     def __init__(self, agent: str) -> None:
         self.agent = agent
+        self.cli = cli = executable(agent)
         try:
             self.proc = subprocess.Popen(
-                [agent, "--version"],
+                [cli, "--version"],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -73,26 +98,26 @@ class Preflight:
             )
         except FileNotFoundError:
             raise FunesError(
-                f"`{agent}` isn't on PATH — install it, or try `funes ask {other(agent)} …`"
+                f"`{cli}` isn't on PATH — install it, or try `funes ask {other(agent)} …`"
             ) from None
         except PermissionError:
-            raise FunesError(f"`{agent}` on PATH is not executable — check its install") from None
+            raise FunesError(f"`{cli}` on PATH is not executable — check its install") from None
 
     def check(self) -> str:
         """The agent's ``--version`` line; FunesError when it failed or does not answer."""
-        agent = self.agent
+        agent, cli = self.agent, self.cli
         try:
             out, _ = self.proc.communicate(timeout=PREFLIGHT_TIMEOUT)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.communicate()
             raise FunesError(
-                f"`{agent} --version` did not answer within {PREFLIGHT_TIMEOUT:.0f} s — check "
+                f"`{cli} --version` did not answer within {PREFLIGHT_TIMEOUT:.0f} s — check "
                 f"its install, or try `funes ask {other(agent)} …`"
             ) from None
         if self.proc.returncode != 0:
             raise FunesError(
-                f"`{agent} --version` failed (exit {self.proc.returncode}) — check its install, "
+                f"`{cli} --version` failed (exit {self.proc.returncode}) — check its install, "
                 f"or try `funes ask {other(agent)} …`"
             )
         return (out.strip().splitlines() or [""])[0]
@@ -118,17 +143,9 @@ def grounding_prompt(question: str, passages: str) -> str:
 
 
 def child_argv(agent: str) -> list[str]:
-    """The agent's command line: it reads the prompt from standard input (``claude -p`` with
-    no prompt argument, ``codex exec -``)."""
-    if agent == "claude":
-        return [
-            "claude", "-p", "--strict-mcp-config", "--mcp-config",
-            '{"mcpServers":{}}', "--output-format", "stream-json", "--verbose",
-        ]  # fmt: skip
-    if agent == "codex":
-        return ["codex", "exec", "--json", "--skip-git-repo-check", "-c", "mcp_servers={}",
-                "-"]  # fmt: skip
-    raise UsageError(f"cannot ask {agent!r}")
+    """The agent's command line (``Agent.ask.argv``): it reads the prompt from standard input
+    (``claude -p`` with no prompt argument, ``codex exec -``, ``gemini`` run off a terminal, …)."""
+    return list(asker(agent).argv)
 
 
 # ---------------------------------------------------------------------------- stream events
@@ -137,7 +154,8 @@ def child_argv(agent: str) -> list[str]:
 @dataclass
 class Event:
     activity: str | None = None  # what the agent is doing now, for a spinner
-    answer: str | None = None  # the answer, when this event carries it
+    answer: str | None = None  # the answer, when this event carries it whole
+    chunk: str | None = None  # a piece of the answer, for a CLI that streams it in deltas
 
 
 def claude_event(ev: dict[str, Any]) -> Event:
@@ -194,20 +212,95 @@ def codex_event(ev: dict[str, Any]) -> Event:
     return Event(activity=f"{str(itype).replace('_', ' ')}…" if itype else None)
 
 
-EVENT_READERS: dict[str, Callable[[dict[str, Any]], Event]] = {
-    "claude": claude_event,
-    "codex": codex_event,
-}
+def gemini_event(ev: dict[str, Any]) -> Event:
+    """Gemini CLI ``--output-format stream-json``: ``init``, ``message`` (the user's, then the
+    assistant's answer in ``delta`` chunks, or whole), ``tool_use``, ``tool_result``,
+    ``result``. Qwen Code's stream (Claude Code's shape) is read by :func:`claude_event`."""
+    kind = ev.get("type")
+    if kind == "message" and ev.get("role") == "assistant":
+        content = ev.get("content")
+        if not isinstance(content, str):
+            return Event(activity="writing the answer…")
+        if ev.get("delta"):
+            return Event(activity="writing the answer…", chunk=content)
+        return Event(activity="writing the answer…", answer=content)
+    if kind == "tool_use":
+        return Event(activity=f"{ev.get('tool_name') or 'a tool'}…")
+    if kind == "init":
+        return Event(activity="thinking…")
+    return Event()
+
+
+def copilot_event(ev: dict[str, Any]) -> Event:
+    """Copilot CLI ``--output-format json``: session events, ``{"type", "data"}``; the answer is
+    the ``content`` of the last ``assistant.message`` that has any (many carry only tool
+    requests); ``*_delta`` events stream the same text and are not needed."""
+    kind = ev.get("type")
+    raw = ev.get("data")
+    data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    if kind == "assistant.message":
+        content = data.get("content")
+        if isinstance(content, str) and content.strip():
+            return Event(activity="writing the answer…", answer=content)
+        return Event(activity="thinking…")
+    if kind in ("assistant.reasoning", "assistant.turn_start"):
+        return Event(activity="thinking…")
+    if kind == "tool.execution_start":
+        return Event(activity=f"{data.get('toolName') or 'a tool'}…")
+    return Event()
+
+
+def cursor_event(ev: dict[str, Any]) -> Event:
+    """``cursor-agent -p --output-format stream-json``: Claude Code's ``assistant`` and
+    ``result`` events (read by :func:`claude_event`) plus ``tool_call`` events."""
+    if ev.get("type") == "tool_call":
+        return Event(activity="a tool…")
+    return claude_event(ev)
+
+
+def opencode_event(ev: dict[str, Any]) -> Event:
+    """``opencode run --format json``: ``step_start``, ``text`` (a finished text part), ``tool_use``,
+    ``step_finish``, ``error``; the answer is the last text part."""
+    kind = ev.get("type")
+    raw = ev.get("part")
+    part: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    if kind == "text":
+        text = part.get("text")
+        return Event(activity="writing the answer…", answer=text if isinstance(text, str) else None)
+    if kind == "tool_use":
+        return Event(activity=f"{part.get('tool') or 'a tool'}…")
+    if kind == "step_start":
+        return Event(activity="thinking…")
+    return Event()
+
+
+class Answer:
+    """The answer a stream carries, event by event: the last whole answer wins; chunks since it
+    are appended to it (a CLI that streams deltas)."""
+
+    def __init__(self) -> None:
+        self.whole: str | None = None
+        self.chunks: list[str] = []
+
+    def take(self, ev: Event) -> None:
+        if ev.answer is not None:
+            self.whole, self.chunks = ev.answer, []
+        elif ev.chunk is not None:
+            self.chunks.append(ev.chunk)
+
+    @property
+    def text(self) -> str | None:
+        if self.chunks:
+            return (self.whole or "") + "".join(self.chunks)
+        return self.whole
 
 
 def answer_from(agent: str, lines: Iterable[str]) -> str | None:
-    """The answer a whole stream carries (the last answer-bearing event wins)."""
-    answer = None
+    """The answer a whole stream carries."""
+    answer = Answer()
     for line in lines:
-        ev = _event(agent, line)
-        if ev.answer is not None:
-            answer = ev.answer
-    return answer
+        answer.take(_event(agent, line))
+    return answer.text
 
 
 def _event(agent: str, line: str) -> Event:
@@ -215,7 +308,10 @@ def _event(agent: str, line: str) -> Event:
         obj = json.loads(line)
     except ValueError:
         return Event()
-    return EVENT_READERS[agent](obj) if isinstance(obj, dict) else Event()
+    if not isinstance(obj, dict):
+        return Event()
+    ev = asker(agent).event(obj)
+    return ev if isinstance(ev, Event) else Event()
 
 
 # ---------------------------------------------------------------------------- the child
@@ -252,14 +348,13 @@ def run(agent: str, prompt: str, on_activity: Callable[[str], None] | None = Non
     feed = threading.Thread(target=_feed, args=(proc, prompt), daemon=True)
     feed.start()
     out: list[str] = []
-    answer = None
+    answer = Answer()
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
             out.append(line)
             ev = _event(agent, line)
-            if ev.answer is not None:
-                answer = ev.answer
+            answer.take(ev)
             if ev.activity and on_activity is not None:
                 on_activity(ev.activity)
         code = proc.wait()
@@ -269,7 +364,7 @@ def run(agent: str, prompt: str, on_activity: Callable[[str], None] | None = Non
             proc.wait()
     drain.join(timeout=5)
     feed.join(timeout=5)
-    return Outcome(code, answer, out, "".join(err))
+    return Outcome(code, answer.text, out, "".join(err))
 
 
 def _feed(proc: subprocess.Popen[str], prompt: str) -> None:

@@ -37,7 +37,8 @@ from funes.agents._common import (
     which,
     write_if_changed,
 )
-from funes.agents._registry import Agent
+from funes.agents._registry import Agent, Asker
+from funes.agents.ask import claude_event
 
 NAME = "claude"
 MARKETPLACE = "huggingface"
@@ -262,4 +263,11 @@ def _commands(hooks_file: Path) -> list[str]:
         return []
 
 
-AGENT = Agent(NAME, add, remove, status)
+# `funes ask claude`: print mode reading the prompt from stdin, no MCP server at all
+ASK = Asker(
+    ("claude", "-p", "--strict-mcp-config", "--mcp-config", '{"mcpServers":{}}',
+     "--output-format", "stream-json", "--verbose"),
+    claude_event,
+)  # fmt: skip
+
+AGENT = Agent(NAME, add, remove, status, ask=ASK)

@@ -37,7 +37,8 @@ from funes.agents._common import (
     which,
     write_json_user_file,
 )
-from funes.agents._registry import Agent
+from funes.agents._registry import Agent, Asker
+from funes.agents.ask import codex_event
 
 NAME = "codex"
 ABSENT_MCP = "No MCP server named 'funes' found"
@@ -197,4 +198,9 @@ def _features_note(ctx: Context) -> str | None:
     return None
 
 
-AGENT = Agent(NAME, add, remove, status)
+# `funes ask codex`: `exec -` reads the prompt from stdin; no MCP server
+ASK = Asker(
+    ("codex", "exec", "--json", "--skip-git-repo-check", "-c", "mcp_servers={}", "-"), codex_event
+)
+
+AGENT = Agent(NAME, add, remove, status, ask=ASK)

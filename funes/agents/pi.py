@@ -41,19 +41,39 @@ def root(ctx: Context) -> Path:
 
 
 def files(ctx: Context) -> dict[Path, tuple[bytes, int | None]]:
-    r = root(ctx)
+    return extension_files(ctx, root(ctx), NAME)
+
+
+def extension_files(ctx: Context, r: Path, agent: str) -> dict[Path, tuple[bytes, int | None]]:
+    """The extension's files in ``r`` for ``agent`` (pi, or omp, which loads pi's extensions)."""
     out: dict[Path, tuple[bytes, int | None]] = {
         r / "index.ts": (packaged("pi_extension/index.ts"), None),
         r / "package.json": (packaged("pi_extension/package.json"), None),
         r / "funes-bin": (f"{ctx.funes_bin}\n".encode(), None),
         r / "scripts" / INDEX_SCRIPT: (hook_script(), 0o755),
     }
+    if agent != NAME:
+        out[r / "agent"] = (f"{agent}\n".encode(), None)
     if ctx.memory:
         out[r / "memory"] = (f"{ctx.memory}\n".encode(), None)
     if ctx.push_memory:  # published on session_shutdown; the index stays local
         out[r / "push-memory"] = (f"{ctx.push_memory}\n".encode(), None)
         out[r / "scripts" / PUSH_SCRIPT] = (push_script(), 0o755)
     return out
+
+
+def sync_extension(ctx: Context, r: Path, agent: str) -> bool:
+    """Write the extension's files into ``r``, drop the ones this context no longer wants;
+    True if anything changed."""
+    changed = False
+    for path, (data, mode) in extension_files(ctx, r, agent).items():
+        changed = write_if_changed(path, data, mode) or changed
+    if not ctx.memory:
+        changed = remove_file(r / "memory") or changed
+    if not ctx.push_memory:
+        changed = remove_file(r / "push-memory") or changed
+        changed = remove_file(r / "scripts" / PUSH_SCRIPT) or changed
+    return remove_file(r / "store") or changed  # the reference's legacy file
 
 
 def installed(ctx: Context) -> bool | None:
@@ -76,15 +96,7 @@ def add(ctx: Context, res: Result) -> None:
             "--mcp-http changes nothing for pi",
             False,
         )
-    changed = False
-    for path, (data, mode) in files(ctx).items():
-        changed = write_if_changed(path, data, mode) or changed
-    if not ctx.memory:
-        changed = remove_file(root(ctx) / "memory") or changed
-    if not ctx.push_memory:
-        changed = remove_file(root(ctx) / "push-memory") or changed
-        changed = remove_file(root(ctx) / "scripts" / PUSH_SCRIPT) or changed
-    changed = remove_file(root(ctx) / "store") or changed  # the reference's legacy file
+    changed = sync_extension(ctx, root(ctx), NAME)
     res.did(
         f"extension in {ctx.show(root(ctx))} (tools recall, get; indexing on agent_end)"
         + ("" if changed else ", unchanged"),
@@ -132,13 +144,13 @@ def status(ctx: Context) -> dict[str, Any]:
         "script": str(script) if script.exists() else None,
         "script_current": script.exists() and script.read_bytes() == hook_script(),
         "commands": [],
-        "funes_bin": _read(root(ctx) / "funes-bin"),
+        "funes_bin": read_beside(root(ctx) / "funes-bin"),
         "mcp": ext,
         "mcp_source": "pi list (the extension is pi's recall/get bridge)",
     }
 
 
-def _read(path: Path) -> str | None:
+def read_beside(path: Path) -> str | None:
     try:
         return path.read_text("utf-8").strip() or None
     except OSError:

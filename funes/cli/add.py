@@ -1,4 +1,5 @@
-"""`funes add claude|codex|hermes|pi [--memory M] [--no-index] [--yes]`: wire an agent to funes.
+"""`funes add AGENT [--memory M] [--no-index] [--yes]`: wire an agent to funes (any agent the
+`funes.agents` registry holds: `funes add --help` lists them).
 
 Installs the agent's per-turn index hook and its recall tools (MCP, or pi's extension), keeping
 every byte of the user's own configuration; running it again changes nothing. Then offers a

@@ -1,5 +1,6 @@
-"""`funes ask claude|codex QUESTION… [--memory M] [--anyway]`: an answer from an agent's own
-CLI, grounded in what recall finds in the memory.
+"""`funes ask AGENT QUESTION… [--memory M] [--anyway]`: an answer from an agent's own CLI
+(every registered agent that declares how to ask it: Claude Code, Codex, Gemini CLI, Qwen Code,
+Copilot CLI, Cursor, OpenCode), grounded in what recall finds in the memory.
 
 Order: the agent is on PATH (its `--version` runs while recall does, and must succeed); the
 memory is readable (no offline fallback); recall runs in process with fixed parameters (k 8,
@@ -26,15 +27,19 @@ from funes.hub.spec import parse_many
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # lazy: the agents' registry stays off fast commands' start-up
+    from funes.agents.ask import agents
+
+    names = ", ".join(agents())
     p = Parser(
         prog="funes ask",
         example="funes ask claude 'which retry budget did we settle on?'",
-        description="Ask claude or codex a question; it answers from the passages funes "
+        description=f"Ask an agent ({names}) a question; it answers from the passages funes "
         "recalls from your memory, and names the sessions it used.",
         epilog="Exit status: 0 answered, 1 no answer (agent missing or failed, memory "
         "unreadable, nothing or only weak evidence recalled), 2 bad arguments.",
     )
-    p.add_argument("agent", metavar="AGENT", help="claude or codex")
+    p.add_argument("agent", metavar="AGENT", help=f"one of {names} (its CLI must be on PATH)")
     p.add_argument(
         "question", nargs="+", metavar="QUESTION", help="the question (words are joined by spaces)"
     )

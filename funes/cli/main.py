@@ -27,7 +27,7 @@ SUMMARIES = {
     "sessions": "list the sessions in the memory, newest first, with their opening prompts",
     "sketch": "a digest of one session: its opening ask, last word and what differs most",
     "scan": "find a literal string in one session, every occurrence with context",
-    "ask": "ask claude or codex a question, answered from your memory",
+    "ask": "ask an agent's CLI a question, answered from your memory",
     "status": "what the memory holds",
     "add": "wire an agent ({agents}) to funes",
     "remove": "unwire an agent",

@@ -1,4 +1,4 @@
-"""`funes remove claude|codex|hermes|pi`: unwire an agent.
+"""`funes remove AGENT`: unwire an agent (any the `funes.agents` registry holds).
 
 Removes funes' hooks, scripts and registrations and nothing else: the user's own entries come
 back byte for byte, and memories, transcripts and logs are kept. Idempotent. See docs/agents.md.

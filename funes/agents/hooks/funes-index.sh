@@ -150,6 +150,8 @@ is_json_object() {
 
 transcript=$(json_field transcript_path)
 session=$(json_field session_id)
+# Cursor names its chat, not a session
+[ -n "$session" ] || session=$(json_field conversation_id)
 event=$(json_field hook_event_name)
 if is_json_object; then problem=""; else problem="payload is not a JSON object"; fi
 session=$(printf '%s' "${session:--}" | tr -c 'A-Za-z0-9._:@+=-' '_')
@@ -186,15 +188,30 @@ if [ -z "$funes_bin" ] || [ ! -x "$funes_bin" ]; then
 	funes_bin=$found
 fi
 
-# An agent whose payload names no transcript (Hermes) has the file that holds its transcripts
-# indexed instead. `funes add` writes the cases below from each registered agent's
-# hook_transcript (funes/agents/_registry.py).
+# An agent whose payload names no transcript (Hermes, OpenCode; Copilot CLI's SessionEnd) has
+# the file that holds its transcripts indexed instead. `funes add` writes the cases below from
+# each registered agent's hook_transcript (funes/agents/_registry.py).
 if [ -z "$transcript" ]; then
 	db=""
 	case $agent in
 	# agents: begin
+	copilot) db="${COPILOT_HOME:-$HOME/.copilot}/session-state/$session/events.jsonl" ;;
+	cursor) db="${CURSOR_CONFIG_DIR:-$HOME/.cursor}"/projects/*/agent-transcripts/"$session".jsonl ;;
 	hermes) db="${HERMES_HOME:-$HOME/.hermes}/state.db" ;;
+	opencode) db="${XDG_DATA_HOME:-$HOME/.local/share}/opencode/opencode.db" ;;
 	# agents: end
+	esac
+	# A pattern (Cursor keeps a chat under a project folder its payload does not name): the
+	# first file it matches. IFS is empty so a home with spaces stays one word.
+	case $db in
+	*'*'*)
+		saved_ifs=$IFS
+		IFS=''
+		for f in $db; do
+			[ -f "$f" ] && { db=$f; break; }
+		done
+		IFS=$saved_ifs
+		;;
 	esac
 	[ -n "$db" ] && [ -f "$db" ] && transcript=$db
 fi

@@ -6,7 +6,7 @@
 // hands the session file to the funes hook script (the same one Claude Code and Codex run),
 // which returns at once and indexes in a detached worker — pi itself never waits on funes.
 //
-// Configuration, beside this file (written by `funes add pi`): `funes-bin` (the funes
+// Configuration, beside this file (written by `funes add pi|omp`): `agent`, `funes-bin` (the funes
 // executable; $FUNES_BIN overrides), `memory` (the memory to use; $FUNES_MEMORY overrides; absent
 // = the local default), and scripts/funes-index.sh. With a Hub memory bound, `push-memory` names
 // it and scripts/funes-push.sh publishes it on `session_shutdown` (detached, like indexing); the
@@ -31,6 +31,9 @@ function readBeside(name: string): string {
 }
 
 const FUNES_BIN = (process.env.FUNES_BIN || readBeside("funes-bin") || "funes").trim();
+// The agent this extension serves (`pi`, or `omp` for Oh My Pi, which loads pi's extensions):
+// the name the hook logs under and whose sessions it falls back to.
+const AGENT = readBeside("agent") || "pi";
 const MEMORY = (process.env.FUNES_MEMORY || readBeside("memory")).trim();
 const PUSH_MEMORY = readBeside("push-memory");
 const INDEX_MEMORY = PUSH_MEMORY ? "" : MEMORY;
@@ -204,7 +207,7 @@ function indexSession(ctx: any, reason: string) {
     cwd: ctx?.cwd ?? process.cwd(),
     hook_event_name: reason,
   });
-  const args = [INDEX_SCRIPT, "pi", "--funes", FUNES_BIN];
+  const args = [INDEX_SCRIPT, AGENT, "--funes", FUNES_BIN];
   if (INDEX_MEMORY) args.push("--memory", INDEX_MEMORY);
   runDetached(args, payload);
 }
@@ -216,7 +219,7 @@ function pushMemory(ctx: any, reason: string) {
     session_id: ctx?.sessionManager?.getSessionId?.() ?? "",
     hook_event_name: reason,
   });
-  runDetached([PUSH_SCRIPT, "pi", "--funes", FUNES_BIN, "--memory", PUSH_MEMORY], payload);
+  runDetached([PUSH_SCRIPT, AGENT, "--funes", FUNES_BIN, "--memory", PUSH_MEMORY], payload);
 }
 
 function runDetached(args: string[], payload: string) {

@@ -1,0 +1,215 @@
+"""OpenClaw: a managed hook of funes' own in ``~/.openclaw/hooks/funes/`` (``HOOK.md`` and
+``handler.ts``; ``OPENCLAW_STATE_DIR`` moves ``~/.openclaw``) that runs the index hook after
+each reply the gateway sends (``message:sent``), on ``/new`` and ``/reset`` (whose transcript
+OpenClaw then archives as ``<id>.jsonl.reset.<ts>``) and when a session ends. The hook indexes
+the session's transcript when OpenClaw names it, else sweeps OpenClaw's sessions.
+
+OpenClaw runs a managed hook once it is enabled, which its own CLI records in
+``openclaw.json`` (``openclaw hooks enable funes``). funes remembers that file as it was and,
+on `funes remove`, after ``openclaw hooks disable funes``, puts back the user's exact bytes when
+funes' entry is the only difference. OpenClaw has no MCP registration funes makes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from funes.agents._common import (
+    INDEX_SCRIPT,
+    Context,
+    Originals,
+    Registrations,
+    Result,
+    cli_error,
+    hook_script,
+    packaged,
+    prune_dirs,
+    remove_file,
+    remove_tree,
+    run_cli,
+    same,
+    shell_join,
+    which,
+    write_if_changed,
+)
+from funes.agents._mcp_json import env_dir
+from funes.agents._registry import Agent
+
+NAME = "openclaw"
+HOOK = "funes"
+EVENTS = ("message:sent", "command:new", "command:reset", "session:end")
+MARK = b"/* funes: hook */ []"
+ENABLE = ["openclaw", "hooks", "enable", HOOK]
+DISABLE = ["openclaw", "hooks", "disable", HOOK]
+
+
+def state_dir(ctx: Context) -> Path:
+    return env_dir("OPENCLAW_STATE_DIR", ctx.home / ".openclaw")
+
+
+def root(ctx: Context) -> Path:
+    return state_dir(ctx) / "hooks" / HOOK
+
+
+def config(ctx: Context) -> Path:
+    return state_dir(ctx) / "openclaw.json"
+
+
+def hook_args(ctx: Context) -> list[str]:
+    args = [str(root(ctx) / "scripts" / INDEX_SCRIPT), NAME, "--funes", ctx.funes_bin]
+    return args + (["--memory", ctx.index_memory] if ctx.index_memory else [])
+
+
+def files(ctx: Context) -> dict[Path, tuple[bytes, int | None]]:
+    r = root(ctx)
+    handler = packaged("openclaw_hook/handler.ts").replace(
+        MARK, json.dumps(hook_args(ctx)).encode()
+    )
+    return {
+        r / "HOOK.md": (packaged("openclaw_hook/HOOK.md"), None),
+        r / "handler.ts": (handler, None),
+        r / "scripts" / INDEX_SCRIPT: (hook_script(), 0o755),
+    }
+
+
+def add(ctx: Context, res: Result) -> None:
+    changed = False
+    for path, (data, mode) in files(ctx).items():
+        changed = write_if_changed(path, data, mode) or changed
+    what = f"hook {ctx.show(root(ctx))} (index on {', '.join(EVENTS)})"
+    res.did(what if changed else f"{what}, unchanged", changed)
+    if which("openclaw") is None:
+        res.todo(shell_join(ENABLE))
+        res.did("openclaw is not on PATH: enabling the hook is left to you", False)
+        return
+    reg = Registrations(ctx)
+    if reg.get("openclaw-hook") and _enabled(ctx):
+        res.did(f"hook {HOOK} already enabled in OpenClaw", False)
+        return
+    originals = Originals(ctx)
+    if originals.load(config(ctx)) is None:  # what the user had before OpenClaw's CLI edits it
+        try:
+            originals.save(config(ctx), config(ctx).read_bytes())
+        except FileNotFoundError:
+            originals.save(config(ctx), None)
+    proc = run_cli(ENABLE)
+    if proc is not None and proc.returncode != 0:
+        res.problem(cli_error(ENABLE, proc))
+        return
+    reg.set("openclaw-hook", True)
+    res.did(f"ran: {shell_join(ENABLE)} (restart the gateway to load it)")
+
+
+def remove(ctx: Context, res: Result) -> None:
+    if Registrations(ctx).get("openclaw-hook"):
+        proc = run_cli(DISABLE)
+        if proc is None:
+            res.todo(shell_join(DISABLE))
+        elif proc.returncode != 0 and _enabled(ctx):
+            res.problem(cli_error(DISABLE, proc))
+        elif proc.returncode == 0:
+            res.did(f"ran: {shell_join(DISABLE)}")
+        Registrations(ctx).set("openclaw-hook", None)
+    if _restore_config(ctx):
+        res.did(f"restored {ctx.show(config(ctx))} as it was before `funes add openclaw`")
+    if remove_tree(root(ctx)):
+        res.did(f"deleted {ctx.show(root(ctx))}")
+        prune_dirs(root(ctx).parent, ctx.home)
+    prune_dirs(ctx.integrations, ctx.home)
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    """``openclaw.json`` as strict JSON; None when missing or not plain JSON (JSON5)."""
+    try:
+        doc = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _entries(doc: dict[str, Any]) -> dict[str, Any] | None:
+    hooks = doc.get("hooks")
+    internal = hooks.get("internal") if isinstance(hooks, dict) else None
+    entries = internal.get("entries") if isinstance(internal, dict) else None
+    return entries if isinstance(entries, dict) else None
+
+
+def _enabled(ctx: Context) -> bool:
+    entries = _entries(_load(config(ctx)) or {})
+    entry = entries.get(HOOK) if entries else None
+    return isinstance(entry, dict) and entry.get("enabled") is True
+
+
+def _restore_config(ctx: Context) -> bool:
+    """Put back ``openclaw.json`` as funes found it when OpenClaw's record of funes' hook is
+    all that differs; True if written. Otherwise the file is left as OpenClaw keeps it."""
+    originals = Originals(ctx)
+    saved = originals.load(config(ctx))
+    if saved is None:
+        return False
+    originals.forget(config(ctx))
+    prune_dirs(ctx.integrations, ctx.home)
+    doc = _load(config(ctx))
+    if doc is None:
+        return False
+    before = {} if saved == Originals.ABSENT else _load_bytes(saved)
+    if before is None:
+        return False
+    stripped = copy.deepcopy(doc)
+    path = ("hooks", "internal", "entries")
+    entries = _entries(stripped)
+    if entries is not None:
+        entries.pop(HOOK, None)
+    # containers OpenClaw created for funes' entry go when left empty
+    for depth in range(len(path), 0, -1):
+        node: Any = stripped
+        for key in path[: depth - 1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        key = path[depth - 1]
+        had: Any = before
+        for k in path[:depth]:
+            had = had.get(k) if isinstance(had, dict) else None
+        if isinstance(node, dict) and node.get(key) == {} and had is None:
+            del node[key]
+    if not same(stripped, before):
+        return False
+    if saved == Originals.ABSENT:
+        return remove_file(config(ctx))
+    return write_if_changed(config(ctx), saved)
+
+
+def _load_bytes(raw: bytes) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def status(ctx: Context) -> dict[str, Any]:
+    r = root(ctx)
+    script = r / "scripts" / INDEX_SCRIPT
+    present = (r / "HOOK.md").exists() and (r / "handler.ts").exists()
+    note = None
+    if present and not _enabled(ctx):
+        note = f"the hook is not enabled in OpenClaw: run `{shell_join(ENABLE)}`"
+    elif present and any(
+        not p.exists() or p.read_bytes() != data for p, (data, _) in files(ctx).items()
+    ):
+        note = f"the hook is out of date: rerun `funes add {NAME}`"
+    return {
+        "hooks": list(EVENTS) if present else [],
+        "hooks_file": str(r / "HOOK.md"),
+        "script": str(script) if script.exists() else None,
+        "script_current": script.exists() and script.read_bytes() == hook_script(),
+        "commands": [shell_join(["bash", *hook_args(ctx)])] if present else [],
+        "mcp": False,
+        "mcp_source": "OpenClaw (funes registers no MCP server there)",
+        "note": note,
+    }
+
+
+AGENT = Agent(NAME, add, remove, status)
