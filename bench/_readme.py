@@ -103,6 +103,7 @@ def render(doc: dict[str, Any], src: Path, quick: dict[str, Any] | None) -> str:
         ("hub-traces", hub_traces_section),
         ("hostile", hostile_section),
         ("verbs", verbs_section),
+        ("noop", noop_section),
     ]
     for name, fn in sections:
         if name in s:
@@ -590,4 +591,35 @@ def verbs_section(r: dict[str, Any]) -> list[str]:
             f"{ok(h['p50_ms'], 150)}), p90 {ms(h['p90_ms'])}; the server's CPU per call p50 "
             f"{ms(h.get('server_cpu_p50_ms'))}.",
         ]
+    return out
+
+
+NOOP_AIMS = {  # CPU aims of issue 24's bench aims, in s
+    "index_noop": ("no-op `funes index` (sweep)", 0.3),
+    "hook_noop": ("no-op per-turn hook (`funes index TRANSCRIPT --yes`)", 0.3),
+    "status_after_write": ("`funes status`, first after a write", 0.4),
+    "status_repeated": ("`funes status`, repeated", 0.4),
+    "get": ("`funes get SESSION TURN`", 0.4),
+}
+
+
+def noop_section(r: dict[str, Any]) -> list[str]:
+    out = [
+        f"Cold whole processes on a synth home of {num(r.get('sessions'))} sessions "
+        f"({num(r.get('chunks'))} chunks, every one with a vector), nothing changed since the "
+        f"last index; CPU (user + system) of the child, median of {r.get('runs')} runs; load "
+        f"{load({'load_start': g(r, 'load', 'start'), 'load_end': g(r, 'load', 'end')})}.",
+        "",
+        "| call | CPU p50 | aim | | baseline CPU p50 | A/B |",
+        "|---|---|---|---|---|---|",
+    ]
+    for key, (label, aim) in NOOP_AIMS.items():
+        x = r.get(key)
+        if x:
+            this = x["this"]["cpu_p50_s"]
+            base = g(x, "baseline", "cpu_p50_s")
+            out.append(
+                f"| {label} | **{this:.2f} s** | ≤ {aim} s | {ok(this, aim)} "
+                f"| {'—' if base is None else f'{base:.2f} s'} | {x.get('ratio_p50', '—')} |"
+            )
     return out
