@@ -31,7 +31,7 @@ def test_an_unattended_sweep_past_its_budget_fills_its_vectors_in_behind_it(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    write_claude(private_home, "sess-behind", 200)
+    src = write_claude(private_home, "sess-behind", 200)
     mem = tmp_path / "mem"
     # The parse passes fit the budget, the vectors never do: the clock jumps past the budget as
     # soon as the run starts embedding (the same in both runs below).
@@ -65,6 +65,12 @@ def test_an_unattended_sweep_past_its_budget_fills_its_vectors_in_behind_it(
         assert st["backfill_pid"] == pid
         shown = run_cmd("funes", "status", "--memory", mem).stdout.decode()
         assert f"backfill is running behind the last index run (pid {pid})" in shown
+        # A hook's run meanwhile leaves the embedding to it rather than racing it.
+        assert index_cli.main([str(src), "--yes", "--memory", str(mem)]) == 0
+        hook = capsys.readouterr()
+        assert "embedded=0" in hook.out
+        if "waiting=" in hook.out:
+            assert f"a backfill already running behind this run embeds them (pid {pid}," in hook.err
 
     deadline = real_clock() + 300
     while real_clock() < deadline:

@@ -146,6 +146,7 @@ def _run(args: argparse.Namespace, opts: IndexOptions) -> IndexReport | None:
     from funes.ingest import behind
     from funes.ingest.backfill import stdin_interactive
     from funes.memories import writable_dir
+    from funes.store.lock import behind_pid
 
     try:
         report = _index_or_backfill(args, opts, progress)
@@ -153,16 +154,14 @@ def _run(args: argparse.Namespace, opts: IndexOptions) -> IndexReport | None:
         progress.clear()  # the spinner or bar, before anything else is printed
     if report is None:
         return None
-    if (
-        report.without_vectors
-        and report.embed_note is None
-        and not (args.paths or args.backfill or args.no_embed)
-        and not stdin_interactive(None)
-    ):
-        # An unattended sweep stopped at its budget: the vectors are filled in behind it.
+    if report.without_vectors and report.embed_note is None and not args.backfill:
         path = writable_dir(args.memory)
-        pid, started = behind.start(path, _behind_command(path))
-        report.behind = (pid, started)
+        running = behind_pid(path)
+        if running is not None:
+            report.behind = (running, False)  # it embeds this run's chunks too
+        elif not (args.paths or args.no_embed or stdin_interactive(None)):
+            # An unattended sweep stopped at its budget: the vectors are filled in behind it.
+            report.behind = behind.start(path, _behind_command(path))
     return report
 
 

@@ -38,6 +38,7 @@ from funes.records import Chunk, Turn
 from funes.secrets import redact
 from funes.sources import FileStats, Unit, display_path, os_reason, parse_unit
 from funes.store import open_memory, redaction
+from funes.store.lock import behind_pid
 from funes.store.memory import DiskFull
 from funes.store.paths import TABLE, memory_dir
 from funes.store.state import IndexState, mark_all_embedded
@@ -130,7 +131,10 @@ def index(
                     run.unit(u, TIERS, "indexing", i + 1, len(units))
             run.flush()
             progress.clear()
-            if opts.embed:
+            # A backfill running behind an earlier run embeds this run's chunks too (it looks
+            # for waiting chunks until none are left): embedding here would only race it for
+            # the writer lock, at full priority.
+            if opts.embed and behind_pid(path) is None:
                 # A budgeted sweep embeds in what is left of its budget; told to finish, all of it.
                 t_embed = time.monotonic()
                 embed_behind(w, report, progress, None if finish else deadline)
