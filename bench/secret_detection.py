@@ -14,6 +14,10 @@ config files, and straddling the 1,200-character chunk split point), and measure
 - false positives on the eval-dev transcripts (``../shared/eval-dev``, read at run time);
 - redaction throughput on the eval-dev block text, in MB/s.
 
+``--corpus DIR…`` instead lists every finding in those transcripts, with the 40 characters
+before it and the value's shape only, to count false redactions (eval-dev has no live secret:
+every finding there is one; in bench/labelled/corpus each is judged by its context).
+
 ``--scanner`` also runs the external scanner (funes.secrets.scanner) over the seeded corpus and
 reports its recall by seeded type. Nothing here prints a secret value, seeded or found.
 """
@@ -1037,12 +1041,69 @@ def run(ctx: Any) -> dict[str, Any]:
     return out
 
 
+def _shape(value: str) -> str:
+    """A value's shape with no character of it: `Aa9#` classes and the length."""
+    classes = "".join(
+        c for c, test in (("A", str.isupper), ("a", str.islower), ("9", str.isdigit))
+        if any(test(ch) for ch in value)
+    )  # fmt: skip
+    if any(not ch.isalnum() for ch in value):
+        classes += "#"
+    return f"<{classes}×{len(value)}>"
+
+
+def corpus_findings(roots: list[Path]) -> int:
+    """Every finding over the transcripts under ``roots``, one line each — file, detector, the
+    40 characters before it (already redacted) and the value's shape — to be judged a
+    credential or a false redaction by whoever reads them. Returns the count."""
+    from funes import sources
+    from funes.chunking import elide_data_uris
+    from funes.secrets import find
+
+    n = 0
+    by: Counter[str] = Counter()
+    for turn in sources.parse(roots):
+        for block in turn.blocks:
+            text = elide_data_uris(block.text)
+            found = find(text)
+            for f in found:
+                before = redact_prefix(text, found, f.start)[-40:]
+                print(f"{Path(turn.source_path or '').name[:48]:48} {f.detector:26} "
+                      f"{json.dumps(before)[1:-1]} {_shape(text[f.start : f.end])}")  # fmt: skip
+                by[f.detector] += 1
+                n += 1
+    print(f"\n{n} findings: {dict(by.most_common())}")
+    return n
+
+
+def redact_prefix(text: str, found: list[Any], end: int) -> str:
+    """``text[:end]`` with the findings before ``end`` replaced by their markers."""
+    parts, pos = [], 0
+    for f in found:
+        if f.end > end:
+            break
+        parts += [text[pos : f.start], f"[REDACTED:{f.detector}]"]
+        pos = f.end
+    return "".join(parts) + text[pos:end]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--per-detector", type=int, default=40)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--scanner", action="store_true", help="also measure the external scanner")
+    ap.add_argument(
+        "--corpus",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="list every finding in these transcripts (no value printed) to count false "
+        "redactions, e.g. ../shared/eval-dev/corpus bench/labelled/corpus",
+    )
     args = ap.parse_args(argv)
+    if args.corpus:
+        corpus_findings(args.corpus)
+        return 0
 
     from funes.secrets import find
 

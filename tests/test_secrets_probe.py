@@ -33,18 +33,23 @@ HEX = "0123456789abcdef"
 B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 PUNCT = "#%([&),;|]{}<>"
 
-# (language, how a password is named, how an API key is named); `{v}` is the value
-PROSE = (
-    ("en", "the password is {v}", "the API key for staging is {v}"),
-    ("fr", "le mot de passe est {v}", "la clé API est {v}"),
-    ("de", "das Passwort ist {v}", "der API-Schlüssel lautet {v}"),
-    ("es", "la contraseña es {v}", "la clave de API es {v}"),
-    ("pt", "a senha é {v}", "a chave da API é {v}"),
-    ("zh", "密码是 {v}", "API密钥是{v}"),
-    ("ja", "パスワードは {v} です", "APIキーは{v}です"),
-    ("ru", "пароль: {v}", "API-ключ {v}"),
-    ("ko", "비밀번호는 {v} 입니다", "API 키는 {v}입니다"),
-)
+# How a password, an API key, a token or a secret is named in prose, in each of the nine
+# languages; `{v}` is the value
+PROSE = {
+    "en": ("the password is {v}", "the API key for staging is {v}", "the secret is {v}",
+           "my access token: {v}"),
+    "fr": ("le mot de passe est {v}", "la clé API est {v}", "le jeton est {v}",
+           "la clé secrète est {v}"),
+    "de": ("das Passwort ist {v}", "der API-Schlüssel lautet {v}", "das Kennwort ist {v}",
+           "der Token ist {v}"),
+    "es": ("la contraseña es {v}", "la clave de API es {v}", "el token es {v}",
+           "la clave secreta es {v}"),
+    "pt": ("a senha é {v}", "a chave da API é {v}", "o token é {v}", "a chave secreta é {v}"),
+    "zh": ("密码是 {v}", "API密钥是{v}", "令牌是 {v}", "私钥为 {v}"),
+    "ja": ("パスワードは {v} です", "APIキーは{v}です", "トークンは {v} です", "シークレットは {v}"),
+    "ru": ("пароль: {v}", "API-ключ {v}", "токен: {v}", "секретный ключ — {v}"),
+    "ko": ("비밀번호는 {v} 입니다", "API 키는 {v}입니다", "토큰은 {v} 입니다", "시크릿: {v}"),
+}  # fmt: skip
 
 
 def _s(rng: random.Random, alphabet: str, n: int) -> str:
@@ -102,11 +107,10 @@ def probe(seed: int) -> list[tuple[str, str, list[str]]]:
             add(f"password-{ctx}", text, v)
     v = password(rng, "#")
     add("docker-login", f"docker login -u deploy -p {v} registry.acme.io", v)
-    for lang, pw, key in PROSE:
-        v = password(rng, rng.choice("#%&(")) if lang in ("en", "de") else _s(rng, ALNUM, 20)
-        add(f"prose-password-{lang}", pw.format(v=v), v)
-        v = _s(rng, ALNUM, rng.choice([20, 32]))
-        add(f"prose-api-key-{lang}", key.format(v=v), v)
+    for lang, labels in PROSE.items():  # each label, with a password or a generated key
+        for n, label in enumerate(labels):
+            v = rng.choice([password(rng), _s(rng, ALNUM, rng.choice([16, 20, 24, 32]))])
+            add(f"prose-{lang}-{n}", label.format(v=v), v)
     v = _s(rng, HEX, 32)
     add("twilio-prose", f"the Twilio auth token is {v}", v)
     v = "00" + _s(rng, B64URL, 40)
@@ -160,14 +164,54 @@ def leaks(data: bytes, frags: list[str]) -> bool:
 # --- the detectors, on every generated shape ------------------------------------------------
 
 
-# derandomize: a random draw found a prose password the run-together-words guard wrongly
-# spares (seed 536, `33UaHcSV&aI3a6IY1`; an open miss, see the issue note), so CI draws the same
-# 25 seeds every run instead of failing at random
+# derandomize: the same 25 seeds every run. Random draws (`derandomize=False` and
+# `--hypothesis-seed`) still miss about 1 value in 10,000: a placeholder word inside a random
+# value (`…YourSNb2t…`, `…XXXX…`), a value that reads as run-together words with one number
+# (`hmavUof9Dkiawzou`), entropy under 3 bits, a token of no fixed length wrapped before a line
+# of letters of one case (`sk_live_…\nlkjtlf`, a word or the token's end).
 @given(st.integers(0, 2**32 - 1))
 @settings(max_examples=25, deadline=None, derandomize=True)
 def test_redaction_removes_every_generated_credential(seed: int) -> None:
     missed = [kind for kind, text, frags in probe(seed) if leaks(redact(text).encode(), frags)]
     assert missed == []
+
+
+# Values a random draw once found spared: too little entropy for the prose rule's old 3.5 bits
+# (seed 536), words-run-together or a call (`boglhan0[`) in a random value, a fixed-length token
+# wrapped before a line of one case.
+@pytest.mark.parametrize(
+    "value", ["33UaHcSV&aI3a6IY1", "Acamxn0ElmnnG17YepnJ", "GENkt7EAHatE6RARGsaN"]
+)
+@pytest.mark.parametrize("label", [lb for labels in PROSE.values() for lb in labels])
+def test_a_value_labelled_in_prose_with_a_credentials_mix_is_redacted(
+    label: str, value: str
+) -> None:
+    text = label.format(v=value)
+    out = redact(text)
+    assert value not in out and "[REDACTED:" in out
+    assert out.replace(out[out.index("[REDACTED:") : out.index("]") + 1], value) == text
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("DB_PASSWORD=boglhan0[SwEOl1q0", "SwEOl1q0"),
+        ('DB_PASSWORD="4esmn4wuzst)v2RSYogh"', "4esmn4wuzst"),
+        ("password: rxmsito9<Zl2UTUr1", "Zl2UTUr1"),
+        ("export API_TOKEN=GOCSPX-I34yXFlikHBPeTWlUHQINd\n    ULNPFC\n", "ULNPFC"),
+        ("here it is: npm_UuHBLEpx5RAjyQPMZyPIhyfwFlYaB6\nGZRIIB — rotate it", "GZRIIB"),
+    ],
+)
+def test_random_values_that_once_passed_for_code_or_words_are_redacted(
+    text: str, value: str
+) -> None:
+    assert value not in redact(text)
+
+
+def test_a_word_on_the_line_after_a_whole_token_is_kept() -> None:
+    token = "ghp_" + _s(random.Random(5), ALNUM, 36)
+    for word in ("done", "PASS", "ok_go"):
+        assert redact(f"{token}\n{word}\n") == f"[REDACTED:github-pat]\n{word}\n"
 
 
 def test_the_probe_texts_carry_their_values_before_redaction() -> None:

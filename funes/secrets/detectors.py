@@ -171,11 +171,47 @@ def _wordy(value: str) -> bool:
     if _GO_TEST.match(value):
         return True  # `--- PASS: TestTruncateTranscript/case_2`: a test's name
     words = _WORD_SEGMENT.findall(value)
-    if len(words) >= 2 or sum(map(len, words)) * 2 >= len(value) or _camel_words(value):
+    if len(words) >= 2 or sum(map(len, words)) * 2 >= len(value):
         return True
+    if _camel_words(value) and not credential_mix(value):
+        return True  # …but a generated value can break into pronounceable pieces too
     # `agent:main:subagent:<uuid>`: words around an identifier
     bare = _UUID.sub("", value)
     return bare != value and (not bare.strip(":/_.-") or _wordy(bare))
+
+
+_DIGIT_RUN = re.compile(r"\d+")
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9]{3,}")
+_LAST_WORD = re.compile(r"(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}|[a-z]{3,})$")
+
+
+def credential_mix(value: str) -> bool:
+    """The character mix of a generated credential, which names and words do not have: a run
+    of letters and digits (between punctuation) with letters of both cases and a number that
+    is not part of a word (`33UaHcSV&aI3a6IY1`, `Acamxn0ElmnnG17Yep`); not a name with a number
+    in it (`Uint8Array`, `HTTP2ServerConfig`, `ubuntu24-go-1.26`, `Token-2022`)."""
+    for run in _ALNUM_RUN.finditer(value):
+        r = run.group()
+        if r.lower() == r or r.upper() == r:
+            continue
+        if any(not _word_number(r, m) for m in _DIGIT_RUN.finditer(r)):
+            return True
+    return False
+
+
+def _word_number(run: str, m: re.Match[str]) -> bool:
+    """A number that belongs to a word: first in its run, or after a word of three letters or
+    more (`int`, `Uint`, `HTTP`; not `ZiO` or `LZ`) and not followed by a lowercase letter
+    (`Uint8Array`, `base64`, `sha256Digest`, `HTTP2Server`)."""
+    s, e = m.span()
+    if s == 0:
+        return e == len(run) or not run[e].islower()  # `2022`, `2FA`; not `2ialxnj`
+    word = _LAST_WORD.search(run, max(0, s - 12), s)
+    if word is None or len(word.group()) < 3 or run[e : e + 1].islower():
+        return False
+    # the word starts where the letters' case says so: `QMBCZiO` ends in `O`, not in `ZiO`
+    w0 = word.start()
+    return not (w0 > 0 and run[w0 - 1].isupper() and word.group()[:1].islower())
 
 
 # Crypto addresses and public keys (Solana, 32 bytes in base58) are named `*_key` in API
@@ -252,7 +288,7 @@ _PEM_LABEL = r"[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?"
 _ASSIGN_TAIL = (
     r"s?(?![a-z0-9_])"
     r"(?:\\?[\"'])?"  # the name's closing quote in JSON/YAML, maybe JSON-escaped
-    r"(?P<sep>[ \t]*(?::=|=>|=|:|%3d)[ \t]*)"
+    r"(?P<sep>[ \t]*(?::=|=>|=|:(?!:)|%3d)[ \t]*)"  # `a::b` is a path, not `a: :b`
     # a value ends at whitespace or its closing quote, not at punctuation: `#`, `(`, `;`, `&`…
     # are characters of a password (`_trim_value` then drops what is code or the next field)
     r"(?:\\\"(?P<v1>[^\"\\\s]{1,512})\\\""
@@ -675,7 +711,7 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
         return None
     ok = (
         looks_secret(value, LABELLED_MIN_LEN)
-        and entropy(value) >= (3.0 if _HEX.fullmatch(value) else LABELLED_MIN_ENTROPY)
+        and entropy(value) >= _labelled_entropy(value)
         and not _DOTTED_NAME.fullmatch(value)
         and not _IDENTIFIER.fullmatch(value)  # a UUID or a commit: prose names them
         and not _HASH_REF.match(value)  # `sha256[:8]=ea46ca9a`: a digest quoted to name a key
@@ -720,7 +756,25 @@ def _prose_value(value: str, verb: bool) -> bool:
         return False
     if _IDENTIFIER.fullmatch(value) or _HASH_REF.match(value):
         return False
-    return entropy(value) >= (3.0 if _HEX.fullmatch(value) else 3.2)
+    return entropy(value) >= min(_labelled_entropy(value), 3.2)
+
+
+def _labelled_entropy(value: str) -> float:
+    """The entropy a value labelled in prose needs: less for hex, whose alphabet cannot reach
+    more than 4 bits, and for digits among letters of both cases, which prose's words and
+    most names do not have (`das Passwort ist 33UaHcSV&aI3a6IY1`: 3.4 bits; a name like
+    `HTTP2ServerConfig` is told by its words, see `_camel_words`)."""
+    if _HEX.fullmatch(value):
+        return 3.0
+    if _HAS_DIGIT.search(value) and (
+        (value.lower() != value and value.upper() != value)
+        or _PASSWORD_PUNCT.search(value, 1, len(value) - 1)  # `f6jj7kkk>g7irckyt`
+    ):
+        return ENTROPY_THRESHOLD
+    return LABELLED_MIN_ENTROPY
+
+
+_PASSWORD_PUNCT = re.compile(r"[#%&()\[\]{}<>!@$^*+=~?;,|]")
 
 
 _HASH_REF = re.compile(r"(?:sha|md5|blake|crc)\w*[:\[=]", re.I)
@@ -753,7 +807,11 @@ def _code(text: str, start: int, end: int, sep: str) -> bool:
     (`Xk29fLq7(a1QvR8`) is a character of a password."""
     call = _CALL.match(text, start, end)
     if call is not None and not _random_run(call.group(1)):
-        return True
+        # …unless what follows the bracket is random too (`boglhan0[SwEOl1q0`): arguments and
+        # type parameters are names (`make_key(user`, `HashMap<i32`, `Vec<Uint8Array`)
+        rest = text[call.end() : end]
+        if len(rest) < 6 or not credential_mix(rest):
+            return True
     if text[end : end + 1] in ("(", "["):
         return True
     if sep == "=" and text[start - 1] == "=":
@@ -763,7 +821,8 @@ def _code(text: str, start: int, end: int, sep: str) -> bool:
     return sep != ":" and _DOTTED_NAME.fullmatch(text, start, end) is not None
 
 
-_CALL = re.compile(r"([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)[(\[<]")
+# `f(`, `a.b::c[`, `Vec<`, a macro `dec!(`, optional chaining `apiKey?.substring(`
+_CALL = re.compile(r"([A-Za-z_$][\w$]*(?:(?:\.|::|\?\.)[A-Za-z_$][\w$]*)*)!?[(\[<]")
 
 
 def _random_run(s: str) -> bool:
@@ -1199,20 +1258,25 @@ _CONTINUATION = re.compile(r"[A-Za-z0-9_+/=.~-]{4,512}")
 _LINE_END = re.compile(r"[ \t]*(?:$|\r?\n|\\[rn])")
 
 
-def _next_line_run(text: str, e: int, whole: bool = True) -> tuple[int, int] | None:
+def _next_line_run(
+    text: str, e: int, whole: bool = True, any_case: bool = False
+) -> tuple[int, int] | None:
     """The span of the token run that starts the next line when ``e`` ends a line (the rest
-    of a wrapped token): 4+ token characters, a digit or mixed case; with ``whole``, nothing
-    else on that line."""
+    of a wrapped token): 4+ token characters, a digit or mixed case (unless ``any_case``);
+    with ``whole``, nothing else on that line."""
     brk = _BREAK.match(text, e)
     if brk is None:
         return None
     run = _CONTINUATION.match(text, brk.end())
     if run is None or (whole and _LINE_END.match(text, run.end()) is None):
         return None
-    r = run.group()
-    if not (_HAS_DIGIT.search(r) or (r.lower() != r and r.upper() != r)):
+    if not (any_case or _token_like(run.group())):
         return None
     return run.span()
+
+
+def _token_like(r: str) -> bool:
+    return bool(_HAS_DIGIT.search(r)) or (r.lower() != r and r.upper() != r)
 
 
 def _continued(text: str, c: Cand) -> Cand:
@@ -1232,18 +1296,32 @@ def _wrapped(text: str, hits: list[int], cands: list[Cand]) -> None:
         run = _TOKEN_RUN.match(text, p, p + _MAX_BACK)
         e = run.end() if run is not None else p
         done = e
-        nxt = _next_line_run(text, e, whole=False)
+        # the rest of a wrapped token may be letters of one case (`GOCSPX-…\nULNPFC`)
+        nxt = _next_line_run(text, e, whole=False, any_case=True)
         if nxt is None:
             continue
         s = p
         while s > 0 and s > p - _MAX_BACK and text[s - 1] in _TOKEN_CHARS:
             s -= 1
         head, tail = text[s:e], text[nxt[0] : nxt[1]]
+        whole: set[str] = set()
+        if not _token_like(tail):
+            # a word on the next line (`done`, `PASS`) continues only a provider's token that
+            # is not whole without it (`GOCSPX-` and 28 characters)
+            alone: list[Cand] = []
+            _scan(head, _lower(head), alone)
+            whole = {c[3] for c in alone if c[1] == len(head)} | _GENERIC
         joined: list[Cand] = []
         _scan(head + tail, _lower(head + tail), joined)
         for js, je, jp, jd in joined:
-            if js < len(head) < je:  # it takes both lines
+            if js < len(head) < je and jd not in whole:  # it takes both lines
                 cands.append((s + js, nxt[0] + je - len(head), jp, jd))
+
+
+# Detectors that take any random-looking value after a name, of any length
+_GENERIC = frozenset(
+    ("secret-assignment", "labelled-value", "bearer-token", "url-secret-param", "cli-password")
+)
 
 
 _B64_HINTS = ("base64", "b64", "-data", "decode", "atob")
