@@ -8,6 +8,7 @@ use, the pending sources and a running backfill are looked at afresh every time.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from funes.store import textcache
 from funes.store.lock import behind_pid
-from funes.store.paths import memory_label
+from funes.store.paths import TABLE, memory_label
 from funes.store.state import all_embedded
 
 if TYPE_CHECKING:
@@ -50,8 +51,11 @@ def memory_status(mem: Memory, pending_sources: int | None = None) -> Status:
     # lazy: pyarrow stays off fast commands' start-up
     import pyarrow.compute as pc
 
+    # Cached only when ``mem`` reads the table's newest version (a long-lived reader, the MCP
+    # server, may read an older one) and nothing was written while it was counted.
     key = textcache.key(mem.path, CACHE, []) if mem.origin.uri is None else None
-    mem.reload()  # at least the version the key names (a later one only makes the key miss)
+    if latest_version(mem.path) != mem.version:
+        key = None
     t = mem.rows(columns=("session_id", "harness"))
     chunks = t.num_rows
     by_agent: dict[str, dict[str, int]] = {}
@@ -86,8 +90,25 @@ def memory_status(mem: Memory, pending_sources: int | None = None) -> Status:
     )
     doc = {f: getattr(st, f) for f in _TABLE_FIELDS}
     doc["last_indexed"] = st.last_indexed.isoformat() if st.last_indexed else None
-    textcache.put(CACHE, key, json.dumps(doc))
+    if key is not None and textcache.key(mem.path, CACHE, []) == key:
+        textcache.put(CACHE, key, json.dumps(doc))
     return st
+
+
+def latest_version(path: Path) -> int | None:
+    """The newest version of the table at ``path``, from its manifests' names (Lance writes
+    ``<version>.manifest``, or ``<2**64 - 1 - version>.manifest`` in its newer naming)."""
+    try:
+        names = os.listdir(path / f"{TABLE}.lance" / "_versions")
+    except OSError:
+        return None
+    versions = []
+    for n in names:
+        stem = n.removesuffix(".manifest")
+        if n.endswith(".manifest") and stem.isdigit():
+            v = int(stem)
+            versions.append(v if v < 2**63 else 2**64 - 1 - v)
+    return max(versions, default=None)
 
 
 def cached_status(path: Path, pending_sources: int | None = None) -> Status | None:
