@@ -4,6 +4,7 @@
     .venv/bin/python -m bench --quick          # smaller sizes, fewer repeats (~3 min)
     .venv/bin/python -m bench recall quality   # some suites; merged into today's file
     bin/train                                  # = python -m bench train-pair-model (torch)
+    .venv/bin/python -m bench real-sources     # real transcripts from /work/.mirror, checked
 
 A full run writes bench/results/<date>.json (--quick: <date>-quick.json); a run of some suites
 replaces those suites in the day's file. bench/README.md is regenerated from the newest full
@@ -63,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.pair.train import main as train_pair_model
 
         return train_pair_model(argv[1:])
+    if argv[:1] == ["real-sources"]:  # a check, not a measurement: bench/real_sources.py
+        from bench.real_sources import main as real_sources
+
+        return real_sources(argv[1:])
     ap = argparse.ArgumentParser(
         prog="python -m bench",
         description=__doc__.split("\n\n")[0],

@@ -1,5 +1,11 @@
 """Gemini CLI: JSONL sessions replayed ($set, $rewindTo, the last copy of a message id wins),
-the older whole-session JSON, the workdir from projects.json, GEMINI_CLI_HOME."""
+the older whole-session JSON, the workdir from projects.json, GEMINI_CLI_HOME.
+
+The sessions here are built from the documented format. Real ones (87 whole-session JSON files
+of a public repository) are checked by ``python -m bench real-sources`` (bench/real_sources.py),
+which restores them at run time from fetched snapshots: nothing a snapshot holds is committed
+to this repository, so they cannot be fixtures here.
+"""
 
 from __future__ import annotations
 

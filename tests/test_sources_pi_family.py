@@ -1,4 +1,11 @@
-"""OpenClaw and omp: pi's JSONL kept in other places, under their own harness names."""
+"""OpenClaw and omp: pi's JSONL kept in other places, under their own harness names.
+
+The OpenClaw sessions here are built from the documented format. Real transcripts and reset
+archives (about 1,400, from 30 public repositories) are checked by ``python -m bench
+real-sources`` (bench/real_sources.py), which restores them at run time from fetched snapshots:
+nothing a snapshot holds is committed to this repository, so they cannot be fixtures here. No
+real omp session was found (see that module's docstring for what was searched).
+"""
 
 from __future__ import annotations
 
