@@ -5,7 +5,8 @@
 - a JSON integer past Python's 4,300-digit limit is one bad line, on a transcript or on any
   plumbing command's stdin;
 - a non-finite vector is refused by ``funes-write`` and never makes recall score ``nan``;
-- turns sharing an id are each stored; a byte-order mark no longer loses the first record.
+- turns sharing an id are each stored; a byte-order mark no longer loses the first record;
+- Ctrl-C in `funes index` is one line saying what is kept, and the next run completes it.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import io
 import json
 import math
 import os
+import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +116,25 @@ def test_the_home_sweep_reports_a_fifo_where_hermes_keeps_its_database(
     assert "state.db — read failed, skipping: not a regular file: a named pipe" in (
         r.stderr.decode()
     )
+
+
+def test_a_fifo_in_a_named_folder_is_one_line_naming_it_once(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "p" / f"{SID}.jsonl", [rec("u-1", 1, "the wallabyspool flag")])
+    fifo = tmp_path / "p" / "pipe.jsonl"
+    os.mkfifo(fifo)
+    r = subprocess.run(
+        [str(BIN / "funes"), "index", str(tmp_path / "p"), "--no-embed", "--memory",
+         str(tmp_path / "m")],
+        capture_output=True,
+        timeout=90,
+        check=False,
+    )  # fmt: skip
+    err = r.stderr.decode()
+    assert r.returncode == 0, err
+    assert [ln for ln in err.splitlines() if "pipe.jsonl" in ln] == [
+        f"funes: {fifo} — read failed, skipping: not a regular file: a named pipe"
+    ]
+    assert r.stdout.decode().startswith("indexed sessions=1 ")
 
 
 # ---------------------------------------------------------------------------- long numbers
@@ -449,3 +471,48 @@ def test_embedding_writes_nothing_under_the_users_cache_microsoft(private_home: 
     assert r.returncode == 0, r.stderr
     assert len(jsonl(r.stdout)[0]["vector"]) == 384
     assert not (private_home / ".cache" / "Microsoft").exists()
+
+
+# ---------------------------------------------------------------------------- Ctrl-C
+
+
+@pytest.mark.slow
+def test_ctrl_c_mid_index_says_what_is_kept_and_a_rerun_completes_it(tmp_path: Path) -> None:
+    """SIGINT while `funes index` works: exit 130 with one line saying what is kept and what to
+    do, no traceback; the memory opens, and the next run stores exactly what a clean run does."""
+    src = tmp_path / "p"
+    for n in range(40):
+        sid = f"{n:08d}-0000-4000-8000-0000000000aa"
+        write_jsonl(
+            src / f"{sid}.jsonl",
+            [{**rec(f"u-{n}-{i}", i % 60, f"session {n} turn {i}: the ferret{i} cache note"),
+              "sessionId": sid} for i in range(60)],
+        )  # fmt: skip
+    mem = tmp_path / "m"
+    p = subprocess.Popen(
+        [str(BIN / "funes"), "index", str(src), "--yes", "--memory", str(mem)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    # Interrupted once the memory exists: 2,400 chunks to embed keep the run busy well past it.
+    deadline = time.monotonic() + 120
+    while not (mem / "chunks.lance").is_dir() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    p.send_signal(signal.SIGINT)  # as Ctrl-C sends it
+    _, err = p.communicate(timeout=120)
+    text = err.decode()
+    assert p.returncode == 130, text
+    assert text.splitlines()[-1] == (
+        "funes: interrupted — what this run stored is kept; run it again to go on"
+    )
+    assert "Traceback" not in text
+    again = run_cmd("funes", "index", src, "--yes", "--no-embed", "--memory", mem)
+    assert again.returncode == 0, again.stderr
+    clean = run_cmd("funes", "index", src, "--yes", "--no-embed", "--memory", tmp_path / "c")
+    assert clean.returncode == 0, clean.stderr
+
+    from funes.store import open_memory
+
+    ids = open_memory(mem).rows(columns=("id",)).column("id").to_pylist()
+    want = open_memory(tmp_path / "c").rows(columns=("id",)).column("id").to_pylist()
+    assert sorted(ids) == sorted(want) and len(set(ids)) == len(ids)

@@ -124,7 +124,16 @@ def _main(args: argparse.Namespace) -> int:
     # loading LanceDB, onnxruntime or the dataset — a per-turn hook's usual case.
     report = None if args.backfill or not local else unchanged(opts)
     if report is None:
-        report = _run(args, opts)
+        try:
+            report = _run(args, opts)
+        except KeyboardInterrupt:
+            # Every batch committed before the interrupt is whole and recorded; the next run
+            # goes on from there (and never writes a chunk twice).
+            print(
+                "funes: interrupted — what this run stored is kept; run it again to go on",
+                file=sys.stderr,
+            )
+            return 130
         if report is None:
             return 0
     backfill_cmd = "funes index --backfill" + (f" --memory {args.memory}" if args.memory else "")

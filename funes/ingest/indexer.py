@@ -89,11 +89,11 @@ def index(
             finish = opts.yes or deadline is None
             declined = False  # the user said no to finishing: ask nothing more
             progress.status(f"comparing {len(units):,} files with what is indexed")
+            # A file that cannot be read at all (a FIFO where sessions are kept, or one named) is
+            # said once, not once per tier, and never opened.
+            report.failed += [(display_path(u.name), u.error) for u in units if u.error]
+            units = [u for u in units if u.error is None]
             if sweep:
-                # A file that cannot be read at all (a FIFO where sessions are kept) is said once,
-                # not once per tier, and never opened.
-                report.failed += [(display_path(u.name), u.error) for u in units if u.error]
-                units = [u for u in units if u.error is None]
                 passes = [
                     (
                         tier,
