@@ -62,17 +62,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", default="labelled,eval-dev")
     ap.add_argument("--max-length", type=int, default=None)
     ap.add_argument("--groups", default="cv,frozen,eval-dev", help="which questions to score")
+    ap.add_argument("--only-fold", type=int, default=None, help="cv: only fold K's questions")
+    ap.add_argument("--pools", type=Path, default=WORK, help="where pools-<set>.jsonl are")
+    ap.add_argument("--out", type=Path, default=None, help="default bench/work/pair/eval-….json")
     a = ap.parse_args(argv)
     ns = [int(x) for x in a.n.split(",")]
     report: dict[str, Any] = {"variant": a.variant or str(a.root), "n": ns}
     t0 = time.process_time()
     for name in a.sets.split(","):
-        f = WORK / f"pools-{name}.jsonl"
+        f = a.pools / f"pools-{name}.jsonl"
         if not f.exists():
             print(f"{f} missing: run .venv/bin/python -m bench.pair.pools", file=sys.stderr)
             continue
         qs = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
         qs = [q for q in qs if q["kind"] != "absent"]
+        if a.only_fold is not None:
+            qs = [q for q in qs if q["fold"] == a.only_fold]
         groups: dict[str, list[dict[str, Any]]] = {}
         for q in qs:
             g = {"eval-dev": "eval-dev", "frozen": "frozen"}.get(str(q["fold"]), "cv")
@@ -105,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{gname} (n={len(gq)}) top {n}: {line}", flush=True)
     report["cpu_s"] = round(time.process_time() - t0, 1)
     tag = "" if a.groups == "cv,frozen,eval-dev" else "-" + a.groups.replace(",", "+")
-    out = WORK / f"eval-{a.variant or a.root.name}{tag}.json"
+    out = a.out or WORK / f"eval-{a.variant or a.root.name}{tag}.json"
     out.write_text(json.dumps(report, indent=1) + "\n")
     print(f"written {out}")
     return 0

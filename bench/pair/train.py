@@ -43,7 +43,8 @@ BASE_MODEL = "cognition/model/model.safetensors"
 BASE_TOKENIZER = "cognition/model/tokenizer.json"
 BASE_SHA256 = "96e1dd8dbbc82439cf50677a15bcb9141172b289d20b41c9c28b621a0451a02a"
 WORK = ROOT / "bench" / "work" / "pair"
-THREADS = 2
+THREADS = 1  # on a shared 2-core machine a second torch thread costs ~7x the CPU (spin-waits)
+MINED = WORK / "mined.jsonl"  # python -m bench.pair.mine
 
 
 def base_files(cache: Path) -> tuple[bytes, str]:
@@ -134,25 +135,57 @@ class PassageCache:
         return out, mask
 
 
+class PassageLive:
+    """Passage states computed per batch: for the mined stage (each passage read once) and for
+    an unfrozen passage encoder (then with gradients)."""
+
+    def __init__(self, m: pm.SpladeTiny, tok: Any) -> None:
+        self.m, self.tok = m, tok
+
+    def batch(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        ids, mask = encode(self.tok, texts, 4096 // 8)
+        if any(p.requires_grad for p in self.m.p_enc.parameters()):
+            return self.m.passage_states(ids, mask), mask
+        with torch.no_grad():
+            return self.m.passage_states(ids, mask), mask
+
+
 def group_texts(g: dict[str, Any], negatives: int) -> list[str]:
     return [*g["pos"], *g["neg"][:negatives]]
 
 
+def query_terms(
+    m: pm.SpladeTiny, ids: torch.Tensor, mask: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The query's top TERMS term ids and weights, as ``m.query_weights`` + ``topk`` give them,
+    but the vocabulary-wide logits are computed without gradients: only the chosen terms carry
+    one through ``topk``, so computing their logits again with gradients is exact and saves the
+    backward pass over 30,522 vocabulary columns."""
+    h = m.head(m.q_enc(ids, mask))
+    keep = mask.unsqueeze(-1).to(h.dtype)
+    with torch.no_grad():
+        full = torch.log1p(torch.relu(h @ m.q_enc.word.weight.T + m.out_bias)) * keep
+        terms = torch.topk(full.max(dim=1).values[0], pm.TERMS).indices
+    logits = h @ m.q_enc.word.weight[terms].T + m.out_bias[terms]
+    vals = (torch.log1p(torch.relu(logits)) * keep).max(dim=1).values[0]
+    return terms, vals
+
+
 def group_loss(
-    m: pm.SpladeTiny, qtok: Any, cache: PassageCache, g: dict[str, Any], rng: random.Random,
-    negatives: int,
+    m: pm.SpladeTiny, qtok: Any, cache: PassageCache | PassageLive, g: dict[str, Any],
+    rng: random.Random, negatives: int,
 ) -> torch.Tensor:  # fmt: skip
     """Softmax cross-entropy of one positive among the group's passages (positive first)."""
     qi, qm = encode(qtok, [g["q"]], 64)
-    qw = m.query_weights(qi, qm)[0]
-    vals, terms = torch.topk(qw, pm.TERMS)
+    terms, vals = query_terms(m, qi, qm)
     x, mask = cache.batch([rng.choice(g["pos"]), *g["neg"][:negatives]])
     scores = m.passage_weights_from_states(x, mask, terms) @ vals
     return torch.nn.functional.cross_entropy(scores[None, :], torch.zeros(1, dtype=torch.long))
 
 
 def run_stage(
-    m: pm.SpladeTiny, groups: list[dict[str, Any]], qtok: Any, cache: PassageCache, *,
+    m: pm.SpladeTiny, groups: list[dict[str, Any]], qtok: Any, cache: PassageCache | PassageLive,
+    *,
     lr: float, epochs: int, seed: int, log: str, negatives: int, batch: int = 4,
 ) -> dict[str, Any]:  # fmt: skip
     """AdamW with linear warm-up and decay over ``epochs`` passes of ``groups``."""
@@ -236,45 +269,90 @@ def pool_groups(path: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def mined_stage(
+    a: argparse.Namespace, base: pm.SpladeTiny, tok_json: str, mined: list[dict[str, Any]]
+) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """The mined stage, trained once and shared by every model of this recipe: the mined
+    repositories are none of the labelled set's, so no cross-validation model sees its held-out
+    fold through them. Saved under bench/work/pair/cache/ by a key of everything it depends on,
+    so separate ``--exclude-fold`` runs reuse it."""
+    src = hashlib.sha256(json.dumps(mined, sort_keys=True).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps([src, BASE_SHA256, a.seed, a.lr, a.mined_epochs,
+                                     a.mined_negatives, a.mined_max_length, a.unfreeze_passage,
+                                     pm.TERMS]).encode()).hexdigest()[:16]  # fmt: skip
+    disk = WORK / "cache" / f"mined-stage-{key}.pt"
+    if disk.exists() and not a.tiny:
+        saved = torch.load(disk)
+        print(f"mined stage: reused {disk}", flush=True)
+        return saved["state"], saved["record"]
+    t_wall, t_cpu = time.monotonic(), time.process_time()
+    torch.manual_seed(a.seed)
+    m = pm.SpladeTiny()
+    m.load_state_dict(base.state_dict())
+    for prm in m.p_enc.parameters():
+        prm.requires_grad_(a.unfreeze_passage)
+    live = PassageLive(m, tokenizer(tok_json, a.mined_max_length))
+    rec = run_stage(m, mined, tokenizer(tok_json, 64), live, lr=a.lr, epochs=a.mined_epochs,
+                    seed=a.seed, log="mined", negatives=a.mined_negatives)  # fmt: skip
+    rec["by_source"] = {s: sum(g["src"] == s for g in mined) for s in ("closing", "tool")}
+    rec["repositories"] = len({g["repo"] for g in mined})
+    rec["files"] = len({g.get("file") for g in mined})
+    rec["source_sha256"] = src
+    rec["max_length"] = a.mined_max_length
+    rec["wall_s"] = round(time.monotonic() - t_wall, 1)
+    rec["cpu_s"] = round(time.process_time() - t_cpu, 1)
+    state = {k: v.clone() for k, v in m.state_dict().items()}
+    if not a.tiny:
+        disk.parent.mkdir(parents=True, exist_ok=True)
+        torch.save({"state": state, "record": rec}, disk.with_suffix(".tmp"))
+        disk.with_suffix(".tmp").replace(disk)
+    print(f"mined stage: {rec['steps']} steps, {rec['wall_s']} s ({rec['cpu_s']} s CPU)",
+          flush=True)  # fmt: skip
+    return state, rec
+
+
 def train_one(
-    name: str, exclude: int | None, a: argparse.Namespace, weights: bytes, tok_json: str,
-    mined: list[dict[str, Any]], labels: list[dict[str, Any]], cache: PassageCache | None,
-    base: pm.SpladeTiny,
+    name: str, exclude: int | None, a: argparse.Namespace, tok_json: str,
+    start: dict[str, torch.Tensor], mined_rec: dict[str, Any], labels: list[dict[str, Any]],
+    cache: PassageCache | None,
 ) -> None:  # fmt: skip
     from bench.pair.data import repo_allowed
 
     t_wall, t_cpu = time.monotonic(), time.process_time()
     torch.manual_seed(a.seed)
     m = pm.SpladeTiny()
-    m.load_state_dict(base.state_dict())
+    m.load_state_dict(start)
     for prm in m.p_enc.parameters():
-        prm.requires_grad_(False)
+        prm.requires_grad_(a.unfreeze_passage)
     m.eval()
     qtok = tokenizer(tok_json, 64)
     if not a.tiny:
-        mined = [g for g in mined if repo_allowed(g["repo"], exclude)]
         labels = [g for g in labels if repo_allowed(g["repo"], exclude)]
     record: dict[str, Any] = {"name": name, "command": "bin/train " + " ".join(a.argv),
                               "base": {"package": BASE_REQ, "file": BASE_MODEL,
                               "sha256": BASE_SHA256, "licence": "Apache-2.0"},
                               "seed": a.seed, "exclude_fold": exclude,
                               "max_length": a.max_length, "terms": pm.TERMS,
-                              "passage_encoder": "frozen (the checkpoint's)"}  # fmt: skip
-    record["data"] = {"mined": len(mined), "labelled": len(labels),
-                      "mined_by_source": {s: sum(g["src"] == s for g in mined)
-                                          for s in ("closing", "tool")},
-                      "repositories": len({g["repo"] for g in mined + labels}),
+                              "passage_encoder": "fine-tuned" if a.unfreeze_passage
+                              else "frozen (the checkpoint's)"}  # fmt: skip
+    record["data"] = {"mined": mined_rec.get("groups", 0), "labelled": len(labels),
+                      "mined_by_source": mined_rec.get("by_source", {"closing": 0, "tool": 0}),
+                      "mined_repositories": mined_rec.get("repositories", 0),
+                      "mined_files": mined_rec.get("files", 0),
+                      "repositories": len({g["repo"] for g in labels}),
                       "label_negatives_from": "recall's pools" if a.pools else "the transcript"}  # fmt: skip
-    print(f"{name}: {len(mined)} mined groups, {len(labels)} labelled groups", flush=True)
-    if cache is not None:
-        record["mined_stage"] = run_stage(m, mined, qtok, cache, lr=a.lr, epochs=a.mined_epochs,
-                                          seed=a.seed, log=f"{name} mined",
-                                          negatives=a.mined_negatives)  # fmt: skip
-        record["label_stage"] = run_stage(m, labels, qtok, cache, lr=a.lr,
+    print(f"{name}: {record['data']['mined']} mined groups, {len(labels)} labelled groups",
+          flush=True)  # fmt: skip
+    record["mined_stage"] = mined_rec
+    if a.zero_shot:
+        record["label_stage"] = {"groups": 0, "steps": 0}
+    else:
+        passages: PassageCache | PassageLive = (
+            cache if cache is not None else PassageLive(m, tokenizer(tok_json, a.max_length))
+        )
+        record["label_stage"] = run_stage(m, labels, qtok, passages, lr=a.lr,
                                           epochs=a.label_epochs, seed=a.seed + 1,
                                           log=f"{name} labelled", negatives=a.negatives)  # fmt: skip
-    else:
-        record["mined_stage"] = record["label_stage"] = {"groups": 0, "steps": 0}
     out = a.out if a.out and len(a.models) == 1 else (a.out or WORK) / name
     out.mkdir(parents=True, exist_ok=True)
     pm.export(m, out / "fp32")  # kept beside the shipped int8 graphs, to measure what int8 costs
@@ -286,12 +364,28 @@ def train_one(
     record["time"] = {"wall_s": round(time.monotonic() - t_wall, 1),
                       "cpu_s": round(time.process_time() - t_cpu, 1),
                       "shared_setup_cpu_s": a.setup_cpu,
-                      "max_rss_mb": round(ru.ru_maxrss / 1024), "threads": THREADS}  # fmt: skip
+                      "mined_stage_cpu_s": mined_rec.get("cpu_s", 0),
+                      "max_rss_mb": round(ru.ru_maxrss / 1024), "threads": a.threads}  # fmt: skip
     record["files"] = {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
                        for f in sorted(out.glob("*.onnx"))}  # fmt: skip
     (out / "train.json").write_text(json.dumps(record, indent=1) + "\n")
     print(f"{name}: written {out} in {record['time']['wall_s']} s "
           f"({record['time']['cpu_s']} s CPU)", flush=True)  # fmt: skip
+
+
+def read_mined(path: Path, cap: int) -> list[dict[str, Any]]:
+    """Mined groups (bench/pair/mine.py), at most ``cap`` per repository (the file's order)."""
+    if not path.exists():
+        raise SystemExit(f"train-pair-model: {path} missing: run .venv/bin/python -m "
+                         "bench.pair.mine first, or pass --no-mined")  # fmt: skip
+    out, per = [], {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            g = json.loads(line)
+            per[g["repo"]] = per.get(g["repo"], 0) + 1
+            if per[g["repo"]] <= cap:
+                out.append(g)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -301,15 +395,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="leave out fold K's repositories (cross-validation)")  # fmt: skip
     ap.add_argument("--all-folds", action="store_true",
                     help="train fold-0 … fold-4 and full in one process (one passage cache)")  # fmt: skip
+    ap.add_argument("--folds", default=None, help="with --all-folds: which, e.g. 'full,0,1'")
     ap.add_argument("--out", type=Path, default=None, help="default bench/work/pair/<name>")
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--threads", type=int, default=THREADS)
     ap.add_argument("--max-length", type=int, default=256, help="passage tokens")
-    ap.add_argument("--mined-cap", type=int, default=6, help="mined groups per source and file")
+    ap.add_argument("--mined", type=Path, default=MINED, help="mined groups (bench.pair.mine)")
+    ap.add_argument("--mined-cap", type=int, default=300, help="mined groups per repository")
     ap.add_argument("--mined-epochs", type=int, default=1)
+    ap.add_argument("--mined-max-length", type=int, default=128, help="passage tokens, mined")
     ap.add_argument("--label-epochs", type=int, default=1)
     ap.add_argument("--lr", type=float, default=2e-5)
     ap.add_argument("--negatives", type=int, default=11, help="hard negatives, labelled stage")
     ap.add_argument("--mined-negatives", type=int, default=7, help="hard negatives, mined")
+    ap.add_argument("--unfreeze-passage", action="store_true",
+                    help="fine-tune the passage encoder too (no state cache: slower)")  # fmt: skip
     ap.add_argument("--no-mined", action="store_true")
     ap.add_argument("--no-labels", action="store_true")
     ap.add_argument("--pools", type=Path, default=None,
@@ -323,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(a.seed)
     random.seed(a.seed)
     np.random.seed(a.seed)
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(a.threads)
     torch.use_deterministic_algorithms(True)
     weights, tok_json = base_files(WORK / "base")
     base = pm.SpladeTiny()
@@ -340,23 +440,30 @@ def main(argv: list[str] | None = None) -> int:
         from bench.pair import data
 
         pools = pool_groups(a.pools) if a.pools is not None else None
-        mined, labels = data.build(None, a.seed, WORK / "cache", a.mined_cap, pools)
-        mined = [] if a.no_mined else mined
-        labels = [] if a.no_labels else labels
+        mined = [] if a.no_mined else read_mined(a.mined, a.mined_cap)
+        labels = [] if a.no_labels else data.build(None, a.seed, WORK / "cache", 0, pools)[1]
         if a.all_folds:
-            a.models = [("full", None), *((f"fold-{k}", k) for k in range(5))]
+            every = [("full", None), *((f"fold-{k}", k) for k in range(5))]
+            want = None if a.folds is None else a.folds.split(",")
+            a.models = [(n, k) for n, k in every if want is None or n.removeprefix("fold-") in want]
         else:
             k = a.exclude_fold
             a.models = [("full" if k is None else f"fold-{k}", k)]
-    cache = None
-    if not a.zero_shot:
-        texts = [t for g in mined for t in group_texts(g, a.mined_negatives)]
-        texts += [t for g in labels for t in group_texts(g, a.negatives)]
-        disk = None if a.tiny else WORK / "cache" / f"states-{BASE_SHA256[:12]}-{a.max_length}.pt"
-        cache = PassageCache(base, tokenizer(tok_json, a.max_length), texts, "cache", disk)
     a.setup_cpu = round(time.process_time() - t_cpu, 1)
+    start, mined_rec = base.state_dict(), {"groups": 0, "steps": 0}
+    if mined:
+        start, mined_rec = mined_stage(a, base, tok_json, mined)
+    cache = None
+    if labels and not a.unfreeze_passage:
+        texts = [t for g in labels for t in group_texts(g, a.negatives)]
+        # the passage encoder is frozen, so its states are the base checkpoint's
+        disk = None if a.tiny else WORK / "cache" / f"states-{BASE_SHA256[:12]}-{a.max_length}.pt"
+        enc = pm.SpladeTiny()
+        enc.load_state_dict(start)
+        cache = PassageCache(enc, tokenizer(tok_json, a.max_length), texts, "cache", disk)
+    a.setup_cpu = round(time.process_time() - t_cpu - mined_rec.get("cpu_s", 0), 1)
     for name, k in a.models:
-        train_one(name, k, a, weights, tok_json, mined, labels, cache, base)
+        train_one(name, k, a, tok_json, start, mined_rec, labels, cache)
     return 0
 
 
