@@ -563,6 +563,11 @@ def main() -> None:
         help="add the pair stage over the first stage's top N (pair logits from models that never "
         "saw the question's repository: bench/pair/features.py; 0: none)",
     )  # fmt: skip
+    ap.add_argument(
+        "--pair-root", type=Path, default=None, metavar="DIR",
+        help="where the pair models fold-0 … fold-4 and full are (default bench/work/pair; "
+        "bench/work/pair-zero-shot: the base checkpoint for every question)",
+    )  # fmt: skip
     a = ap.parse_args()
     global PAIR_HEAD
     PAIR_HEAD = a.pair_head
@@ -582,7 +587,7 @@ def main() -> None:
         print(f"{qs.name}: {len(ss)} questions, pool ceiling {pool_ceiling(ss):.3f}", flush=True)
         every += ss
     if PAIR_HEAD:
-        attach_pair(every)
+        attach_pair(every, a.pair_root)
     frozen = [s for s in every if is_frozen(s)]
     every = [s for s in every if not is_frozen(s)]
     outcomes = cv_outcomes(every, a.folds, a.l2)

@@ -186,15 +186,20 @@ def test_the_shipped_model_is_package_data() -> None:
 @pytest.mark.slow
 def test_the_trainer_runs_end_to_end_on_a_tiny_set(tmp_path: Path) -> None:
     """bin/train builds .venv-train (torch only there) and trains a few steps; the ONNX graphs
-    it writes load with funes' own runtime and score."""
-    out = tmp_path / "tiny"
+    it writes load with funes' own runtime and score; the same seed writes the same files."""
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
-    r = subprocess.run([str(REPO / "bin" / "train"), "--tiny", "--out", str(out)], env=env,
-                       capture_output=True, text=True, timeout=3000, check=False)  # fmt: skip
-    assert r.returncode == 0, r.stderr[-3000:]
-    rec = json.loads((out / "train.json").read_text())
+    recs = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        r = subprocess.run([str(REPO / "bin" / "train"), "--tiny", "--seed", "5", "--out",
+                            str(out)], env=env, capture_output=True, text=True, timeout=3000,
+                           check=False)  # fmt: skip
+        assert r.returncode == 0, r.stderr[-3000:]
+        recs.append(json.loads((out / "train.json").read_text()))
+    rec = recs[0]
     assert rec["label_stage"]["steps"] > 0 and rec["mined_stage"]["steps"] > 0
-    m = open_pair_model(out)
+    assert recs[0]["files"] == recs[1]["files"]  # deterministic under --seed
+    m = open_pair_model(tmp_path / "a")
     s = m.score("what port does the server listen on?",
                 ["the server listens on 8443", "I'll look into the port now."])  # fmt: skip
     assert s.shape == (2,) and np.isfinite(s).all() and s[0] != s[1]

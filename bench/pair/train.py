@@ -173,13 +173,15 @@ def query_terms(
 
 def group_loss(
     m: pm.SpladeTiny, qtok: Any, cache: PassageCache | PassageLive, g: dict[str, Any],
-    rng: random.Random, negatives: int,
+    rng: random.Random, negatives: int, log_scale: torch.Tensor | None = None,
 ) -> torch.Tensor:  # fmt: skip
     """Softmax cross-entropy of one positive among the group's passages (positive first)."""
     qi, qm = encode(qtok, [g["q"]], 64)
     terms, vals = query_terms(m, qi, qm)
     x, mask = cache.batch([rng.choice(g["pos"]), *g["neg"][:negatives]])
     scores = m.passage_weights_from_states(x, mask, terms) @ vals
+    if log_scale is not None:
+        scores = scores * log_scale.exp()
     return torch.nn.functional.cross_entropy(scores[None, :], torch.zeros(1, dtype=torch.long))
 
 
@@ -187,19 +189,31 @@ def run_stage(
     m: pm.SpladeTiny, groups: list[dict[str, Any]], qtok: Any, cache: PassageCache | PassageLive,
     *,
     lr: float, epochs: int, seed: int, log: str, negatives: int, batch: int = 4,
+    scale_lr: float = 0.0,
 ) -> dict[str, Any]:  # fmt: skip
-    """AdamW with linear warm-up and decay over ``epochs`` passes of ``groups``."""
+    """AdamW with linear warm-up and decay over ``epochs`` passes of ``groups``.
+
+    With ``scale_lr`` > 0 the loss reads the scores times a learned scale (its own fast learning
+    rate): a sparse dot product's spread is large (~3 within a question), and without a scale
+    of its own the cheapest way to lower the listwise loss is to shrink every term weight —
+    the loss falls while the ranking does not improve (measured in-sample)."""
     if not groups:
         return {"groups": 0, "steps": 0}
     rng = random.Random(seed)
     params = [p for p in m.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
+    log_scale = torch.zeros((), requires_grad=True) if scale_lr > 0 else None
+    groups_ = [{"params": params, "lr": lr}]
+    if log_scale is not None:
+        groups_.append({"params": [log_scale], "lr": scale_lr, "weight_decay": 0.0})
+    opt = torch.optim.AdamW(groups_, lr=lr, weight_decay=0.01)
     total = max(1, (len(groups) * epochs) // batch)
     warm = max(1, total // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
     )
     m.train()
+    if not any(p.requires_grad for p in m.p_enc.parameters()):
+        m.p_enc.eval()  # a frozen encoder's states are the checkpoint's: no dropout
     step, running = 0, []
     t0 = time.monotonic()
     for ep in range(epochs):
@@ -207,7 +221,7 @@ def run_stage(
         rng.shuffle(order)
         for start in range(0, len(order) - batch + 1, batch):
             opt.zero_grad()
-            loss = torch.stack([group_loss(m, qtok, cache, groups[i], rng, negatives)
+            loss = torch.stack([group_loss(m, qtok, cache, groups[i], rng, negatives, log_scale)
                                 for i in order[start : start + batch]]).sum()  # fmt: skip
             (loss / batch).backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -221,7 +235,8 @@ def run_stage(
                       flush=True)  # fmt: skip
     m.eval()
     return {"groups": len(groups), "epochs": epochs, "steps": step, "lr": lr,
-            "negatives": negatives,
+            "negatives": negatives, "scale_lr": scale_lr,
+            "scale": None if log_scale is None else round(float(log_scale.detach().exp()), 4),
             "loss_first": round(float(np.mean(running[:25])), 4) if running else None,
             "loss_last": round(float(np.mean(running[-25:])), 4) if running else None}  # fmt: skip
 
@@ -269,6 +284,21 @@ def pool_groups(path: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def set_trainable(m: pm.SpladeTiny, a: argparse.Namespace) -> None:
+    """Which weights fine-tuning moves: ``all`` (query encoder and the shared MLM head; the
+    passage encoder with --unfreeze-passage) or ``query`` (the query encoder's layers only: the
+    head, its decoder tied to the word embeddings, and so every passage's term weights stay the
+    checkpoint's)."""
+    for prm in m.parameters():
+        prm.requires_grad_(True)
+    for prm in m.p_enc.parameters():
+        prm.requires_grad_(a.unfreeze_passage)
+    if a.train == "query":
+        for prm in [m.q_enc.word.weight, *m.t_dense.parameters(), *m.t_ln.parameters(),
+                    m.out_bias]:  # fmt: skip
+            prm.requires_grad_(False)
+
+
 def mined_stage(
     a: argparse.Namespace, base: pm.SpladeTiny, tok_json: str, mined: list[dict[str, Any]]
 ) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -278,7 +308,8 @@ def mined_stage(
     so separate ``--exclude-fold`` runs reuse it."""
     src = hashlib.sha256(json.dumps(mined, sort_keys=True).encode()).hexdigest()
     key = hashlib.sha256(json.dumps([src, BASE_SHA256, a.seed, a.lr, a.mined_epochs,
-                                     a.mined_negatives, a.mined_max_length, a.unfreeze_passage,
+                                     a.mined_negatives, a.mined_max_length, a.unfreeze_passage, a.train,
+                                     a.scale_lr,
                                      pm.TERMS]).encode()).hexdigest()[:16]  # fmt: skip
     disk = WORK / "cache" / f"mined-stage-{key}.pt"
     if disk.exists() and not a.tiny:
@@ -289,11 +320,11 @@ def mined_stage(
     torch.manual_seed(a.seed)
     m = pm.SpladeTiny()
     m.load_state_dict(base.state_dict())
-    for prm in m.p_enc.parameters():
-        prm.requires_grad_(a.unfreeze_passage)
+    set_trainable(m, a)
     live = PassageLive(m, tokenizer(tok_json, a.mined_max_length))
     rec = run_stage(m, mined, tokenizer(tok_json, 64), live, lr=a.lr, epochs=a.mined_epochs,
-                    seed=a.seed, log="mined", negatives=a.mined_negatives)  # fmt: skip
+                    seed=a.seed, log="mined", negatives=a.mined_negatives,
+                    scale_lr=a.scale_lr)  # fmt: skip
     rec["by_source"] = {s: sum(g["src"] == s for g in mined) for s in ("closing", "tool")}
     rec["repositories"] = len({g["repo"] for g in mined})
     rec["files"] = len({g.get("file") for g in mined})
@@ -322,8 +353,7 @@ def train_one(
     torch.manual_seed(a.seed)
     m = pm.SpladeTiny()
     m.load_state_dict(start)
-    for prm in m.p_enc.parameters():
-        prm.requires_grad_(a.unfreeze_passage)
+    set_trainable(m, a)
     m.eval()
     qtok = tokenizer(tok_json, 64)
     if not a.tiny:
@@ -352,7 +382,8 @@ def train_one(
         )
         record["label_stage"] = run_stage(m, labels, qtok, passages, lr=a.lr,
                                           epochs=a.label_epochs, seed=a.seed + 1,
-                                          log=f"{name} labelled", negatives=a.negatives)  # fmt: skip
+                                          log=f"{name} labelled", negatives=a.negatives,
+                                          scale_lr=a.scale_lr)  # fmt: skip
     out = a.out if a.out and len(a.models) == 1 else (a.out or WORK) / name
     out.mkdir(parents=True, exist_ok=True)
     pm.export(m, out / "fp32")  # kept beside the shipped int8 graphs, to measure what int8 costs
@@ -406,10 +437,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mined-max-length", type=int, default=128, help="passage tokens, mined")
     ap.add_argument("--label-epochs", type=int, default=1)
     ap.add_argument("--lr", type=float, default=2e-5)
+    ap.add_argument("--scale-lr", type=float, default=0.0,
+                    help="learning rate of the loss' own score scale (0: no scale)")  # fmt: skip
     ap.add_argument("--negatives", type=int, default=11, help="hard negatives, labelled stage")
     ap.add_argument("--mined-negatives", type=int, default=7, help="hard negatives, mined")
     ap.add_argument("--unfreeze-passage", action="store_true",
                     help="fine-tune the passage encoder too (no state cache: slower)")  # fmt: skip
+    ap.add_argument("--train", choices=("all", "query"), default="all",
+                    help="what fine-tuning moves (see set_trainable)")  # fmt: skip
     ap.add_argument("--no-mined", action="store_true")
     ap.add_argument("--no-labels", action="store_true")
     ap.add_argument("--pools", type=Path, default=None,
@@ -445,7 +480,11 @@ def main(argv: list[str] | None = None) -> int:
         if a.all_folds:
             every = [("full", None), *((f"fold-{k}", k) for k in range(5))]
             want = None if a.folds is None else a.folds.split(",")
-            a.models = [(n, k) for n, k in every if want is None or n.removeprefix("fold-") in want]
+            a.models = (
+                every
+                if want is None
+                else [(n, k) for w in want for n, k in every if n.removeprefix("fold-") == w]
+            )
         else:
             k = a.exclude_fold
             a.models = [("full" if k is None else f"fold-{k}", k)]
@@ -460,6 +499,7 @@ def main(argv: list[str] | None = None) -> int:
         disk = None if a.tiny else WORK / "cache" / f"states-{BASE_SHA256[:12]}-{a.max_length}.pt"
         enc = pm.SpladeTiny()
         enc.load_state_dict(start)
+        enc.eval()  # no dropout in the states every step reuses
         cache = PassageCache(enc, tokenizer(tok_json, a.max_length), texts, "cache", disk)
     a.setup_cpu = round(time.process_time() - t_cpu - mined_rec.get("cpu_s", 0), 1)
     for name, k in a.models:
