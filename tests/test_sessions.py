@@ -263,3 +263,31 @@ def test_recall_get_lines_still_run_beside_ranges(long_session: Path) -> None:
     assert r.stderr.decode().startswith("funes: give a TURN or a range (--from/--to), not both")
     r = run_cmd("funes", "get", "long", "--from", "9", "--to", "3", "--memory", long_session)
     assert r.returncode == 2 and "--to 3 is before --from 9" in r.stderr.decode()
+
+
+def test_a_short_session_id_as_a_hit_header_shows_it_is_answered_with_the_whole_id(
+    tmp_path: Path,
+) -> None:
+    """A hit header shows a session as its first 8 characters; `funes get`, a ranged get and
+    `funes sketch` given those name the whole id (or the several that start with them)."""
+    one = "5e1ec7ed-1111-4000-8000-00000000000a"
+    twins = ["7a1ba1ba-2222-4000-8000-00000000000b", "7a1ba1ba-3333-4000-8000-00000000000c"]
+    for sid in (one, *twins):
+        session(tmp_path, sid, "2026-11-02", f"about {sid[:4]}", ["the okapi answer"])
+    mem = index(tmp_path, tmp_path / "m")
+    for args in (("get", one[:8]), ("get", one[:8], f"{one}-a0"), ("get", one[:8], "--from", "0"),
+                 ("sketch", one[:8])):  # fmt: skip
+        r = run_cmd("funes", *args, "--memory", mem)
+        assert r.returncode == 1, (args, r.stdout)
+        assert r.stderr.decode().splitlines() == [
+            f"funes: session {one[:8]} not found in {mem} — did you mean {one}? (sessions are "
+            "named by their whole id)"
+        ], args
+    r = run_cmd("funes", "get", "7a1ba1ba", "--memory", mem)
+    assert r.returncode == 1
+    assert f"2 sessions start with it ({twins[0]}, {twins[1]}); name one by its whole id" in (
+        r.stderr.decode()
+    )
+    r = run_cmd("funes", "get", "ffffffff", "--memory", mem)
+    assert "`funes sessions` lists the sessions it holds" in r.stderr.decode()
+    assert funes("get", one, "--memory", mem).count("the okapi answer") == 1

@@ -55,6 +55,11 @@ def _window(mem: Memory, session_id: str, turn_uuid: str, width: int) -> list[Tu
         .to_pylist()
     )
     if not found:
+        if not mem.count(f"session_id = {sql_str(session_id)}"):
+            # lazy: funes.store.sessions imports numpy through the store
+            from funes.store.sessions import no_such_session
+
+            raise no_such_session(mem, session_id)
         raise FunesError(f"turn {turn_uuid} not found in session {session_id} ({mem.label})")
     centre = min(found)
     rows = mem.session_rows(

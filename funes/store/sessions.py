@@ -216,6 +216,34 @@ def stitch_blocks(rows: Sequence[dict[str, Any]]) -> list[BlockText]:
     return blocks
 
 
+def no_such_session(mem: Memory, session_id: str) -> FunesError:
+    """The error for a session id the memory does not hold; when ids start with it (the
+    8-character id a hit header shows), it names them, since the commands take whole ids."""
+    like = (
+        mem.rows(f"starts_with(session_id, {sql_str(session_id)})", ("session_id",))
+        .column("session_id")
+        .unique()
+        .to_pylist()
+        if session_id
+        else []
+    )
+    if len(like) == 1:
+        return FunesError(
+            f"session {session_id} not found in {mem.label} — did you mean {like[0]}? "
+            "(sessions are named by their whole id)"
+        )
+    if like:
+        shown = ", ".join(sorted(like)[:5]) + (", …" if len(like) > 5 else "")
+        return FunesError(
+            f"session {session_id} not found in {mem.label} — {len(like)} sessions start with "
+            f"it ({shown}); name one by its whole id"
+        )
+    return FunesError(
+        f"session {session_id} not found in {mem.label} — `funes sessions` lists the "
+        "sessions it holds"
+    )
+
+
 _BLOCK_COLUMNS = (
     "session_id", "turn_uuid", "seq", "ts", "role", "block_type", "block_idx", "split_idx", "text",
 )  # fmt: skip
@@ -234,10 +262,7 @@ def _session_blocks(
 ) -> list[BlockText]:
     rows = mem.session_rows(session_id, seq_from, seq_to, columns=_BLOCK_COLUMNS)
     if not rows and not mem.count(f"session_id = {sql_str(session_id)}"):
-        raise FunesError(
-            f"session {session_id} not found in {mem.label} — `funes sessions` lists the "
-            "sessions it holds"
-        )
+        raise no_such_session(mem, session_id)
     redaction.mask_for_serving(mem, rows, whole_blocks=True)
     return stitch_blocks(rows)
 

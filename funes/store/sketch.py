@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from funes.errors import FunesError
 from funes.store import redaction
 from funes.store.memory import Memory, sql_in, sql_str
 from funes.store.paths import funes_home
 from funes.store.private import private_dir
+from funes.store.sessions import no_such_session
 
 UNITS = 8
 MAX_UNITS = 40
@@ -90,10 +90,7 @@ def _sketch(
     unit_chars = max(UNIT_CHARS, max_chars // max(units, 1))
     if not meta.num_rows:
         if not mem.count(f"session_id = {sql_str(session_id)}"):
-            raise FunesError(
-                f"session {session_id} not found in {mem.label} — `funes sessions` lists the "
-                "sessions it holds"
-            )
+            raise no_such_session(mem, session_id)
         return Sketch(session_id, mem.label, [], 0, 0, seq_from, seq_to, unit_chars)
     rows = meta.to_pylist()
     rows.sort(key=lambda r: (r["seq"] or 0, r["block_idx"] or 0, r["split_idx"] or 0, r["id"]))
