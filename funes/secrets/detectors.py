@@ -370,14 +370,46 @@ _PROSE_STARTS = tuple(sorted({re.split(r"[ -]", n)[0] for n in _PROSE_NAMES}))
 _PROSE_STARTS_ASCII = tuple(w for w in _PROSE_STARTS if w.isascii())
 
 
-def _prose_matches(lowered: str) -> Iterator[re.Match[str]]:
-    starts = _PROSE_STARTS_ASCII if lowered.isascii() else _PROSE_STARTS
+def _names_by_trigger() -> dict[str, tuple[tuple[str, int], ...]]:
+    """ASCII trigger → (an ASCII name holding it, the trigger's offset in that name)."""
+    out = {
+        t: tuple((n, k) for n in _PROSE_NAMES if n.isascii() for k in _offsets(n, t))
+        for t in _PROSE_ASCII_TRIGGERS
+    }
+    for n in _PROSE_NAMES:  # ASCII text is searched from the triggers: each name holds one
+        assert not n.isascii() or any(t in n for t in _PROSE_ASCII_TRIGGERS), n
+    return {t: names for t, names in out.items() if names}
+
+
+def _offsets(s: str, sub: str) -> Iterator[int]:
+    k = s.find(sub)
+    while k >= 0:
+        yield k
+        k = s.find(sub, k + 1)
+
+
+_NAMES_BY_TRIGGER = _names_by_trigger()
+
+
+def _prose_matches(lowered: str, present: set[str]) -> Iterator[re.Match[str]]:
     positions: set[int] = set()
-    for word in starts:
-        i = lowered.find(word)
-        while i >= 0:
-            positions.add(i)
-            i = lowered.find(word, i + 1)
+    if lowered.isascii():
+        # where a name is: around each trigger it holds (not one `find` per name's first word)
+        for t, names in _NAMES_BY_TRIGGER.items():
+            if t not in present:
+                continue
+            j = lowered.find(t)
+            while j >= 0:
+                for name, k in names:
+                    if j >= k and lowered.startswith(name, j - k):
+                        positions.add(j - k)
+                j = lowered.find(t, j + 1)
+    else:
+        for word in _PROSE_STARTS:
+            i = lowered.find(word)
+            while i >= 0:
+                positions.add(i)
+                i = lowered.find(word, i + 1)
     end = -1
     for i in sorted(positions):
         if i < end:
@@ -1120,6 +1152,11 @@ DETECTORS: tuple[str, ...] = tuple(
 )
 
 
+_BYTES_RULE = next(r for r in RULES if r.detector == "crypto-private-key")
+_BYTE_ARRAY = re.compile(
+    r"\[[ \t]*\d{1,3}[ \t]*,"
+)  # what the wallet-bytes rule's value starts with
+
 _CASED = tuple(r for r in RULES if not r.lower)
 _LOWERED = tuple(r for r in RULES if r.lower)
 
@@ -1149,22 +1186,23 @@ def _gate(text: str) -> tuple[list[Rule], list[int]]:
     return _triggered(_CASED_T, hay), hits
 
 
-def _triggered(rules: tuple[tuple[Rule, str, tuple[str, ...]], ...], hay: str) -> list[Rule]:
-    """Rules with a trigger in ``hay``; each distinct trigger is looked for once (the hot
-    path: a plain ``in`` per trigger)."""
-    seen: dict[str, bool] = {}
-
-    def has(t: str) -> bool:
-        found = seen.get(t)
-        if found is None:
-            found = seen[t] = t in hay
-        return found
-
-    return [r for r, one, many in rules if (has(one) if one else any(has(t) for t in many))]
+_Indexed = tuple[tuple[str, ...], tuple[tuple[Rule, frozenset[str]], ...]]
 
 
-def _indexed(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, str, tuple[str, ...]], ...]:
-    return tuple((r, r.triggers[0] if len(r.triggers) == 1 else "", r.triggers) for r in rules)
+def _triggered(rules: _Indexed, hay: str, present: set[str] | None = None) -> list[Rule]:
+    """Rules with a trigger in ``hay`` (or in ``present``, the words already found in it):
+    each distinct trigger is looked for once, with a plain ``in``."""
+    triggers, by_rule = rules
+    if present is None:
+        present = {t for t in triggers if t in hay}
+    if not present:
+        return []
+    return [r for r, ts in by_rule if not present.isdisjoint(ts)]
+
+
+def _indexed(rules: tuple[Rule, ...]) -> _Indexed:
+    triggers = tuple(dict.fromkeys(t for r in rules for t in r.triggers))
+    return triggers, tuple((r, frozenset(r.triggers)) for r in rules)
 
 
 _CASED_T = _indexed(_CASED)
@@ -1184,10 +1222,10 @@ def find(text: str) -> list[Finding]:
     """
     cands: list[Cand] = []
     lowered = _lower(text)
-    hits = _scan(text, lowered, cands)
+    hits, present = _scan(text, lowered, cands)
     if hits:
         _wrapped(text, hits, cands)
-    if any(h in lowered for h in _B64_HINTS) or "LS0tLS1" in text:
+    if not present.isdisjoint(_B64_HINTS) or "LS0tLS1" in text:
         _decoded(text, cands)
     if not cands:
         return []
@@ -1196,11 +1234,15 @@ def find(text: str) -> list[Finding]:
     return _merge(cands)
 
 
-def _scan(text: str, lowered: str, cands: list[Cand]) -> list[int]:
-    """Every rule over ``text`` as written; returns the gate's hits (where tokens may start)."""
+def _scan(text: str, lowered: str, cands: list[Cand]) -> tuple[list[int], set[str]]:
+    """Every rule over ``text`` as written; returns the gate's hits (where tokens may start)
+    and which of `_WORDS` the lowered text holds."""
+    present = {w for w in _WORDS if w in lowered}
     cased, hits = _gate(text)
     rules = [(r, text) for r in cased]
     for pfx in _LOWER_PREFIXES:
+        if pfx not in present:
+            continue
         i = lowered.find(pfx)
         while i >= 0:
             hits.append(i - 1 if pfx == "prv" else i)  # xprv, tprv, …
@@ -1208,7 +1250,7 @@ def _scan(text: str, lowered: str, cands: list[Cand]) -> list[int]:
     hits.sort()
     if hits:
         _providers(text, hits, cands)
-    triggered = _triggered(_LOWERED_T, lowered)
+    triggered = _triggered(_LOWERED_T, lowered, present)
     if (
         not text.isascii()
         and _PROSE_RULE not in triggered
@@ -1217,7 +1259,10 @@ def _scan(text: str, lowered: str, cands: list[Cand]) -> list[int]:
         triggered.append(_PROSE_RULE)
     rules += [(r, lowered) for r in triggered]
     for rule, hay in rules:
-        for m in _prose_matches(hay) if rule is _PROSE_RULE else rule.regex.finditer(hay):
+        if rule is _BYTES_RULE and _BYTE_ARRAY.search(hay) is None:
+            continue  # its regex has no literal to skip to: look for what it needs first
+        matches = _prose_matches(hay, present) if rule is _PROSE_RULE else rule.regex.finditer(hay)
+        for m in matches:
             if rule.group == "value":
                 found = _assignment_value(text, m)
                 if found is None:
@@ -1229,9 +1274,9 @@ def _scan(text: str, lowered: str, cands: list[Cand]) -> list[int]:
                     continue
                 detector = rule.detector
             cands.append((s, e, rule.priority, detector))
-    if any(label in lowered for label in _MNEMONIC_LABELS):
+    if not present.isdisjoint(_MNEMONIC_LABELS):
         _mnemonics(lowered, cands)
-    return hits
+    return hits, present
 
 
 def _merge(cands: list[Cand]) -> list[Finding]:
@@ -1326,6 +1371,15 @@ _GENERIC = frozenset(
 
 _B64_HINTS = ("base64", "b64", "-data", "decode", "atob")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
+
+# Every word `_scan` and `find` look for in the lowered text, each looked for once per text:
+# the lowered rules' triggers, the prose names' triggers, the lowercase token prefixes, the
+# mnemonic labels and the base64 hints. Most texts hold a few; the work after is for those.
+_WORDS = tuple(
+    dict.fromkeys(
+        (*_LOWERED_T[0], *_PROSE_ASCII_TRIGGERS, *_LOWER_PREFIXES, *_MNEMONIC_LABELS, *_B64_HINTS)
+    )
+)
 
 
 def _decoded(text: str, cands: list[Cand]) -> None:
