@@ -90,7 +90,10 @@ def card(rec: dict[str, Any], evals: list[tuple[Path | None, str]], shas: dict[s
         "MLM head are trained; the passage encoder stays the checkpoint's (frozen: its states "
         "are computed once per passage and cached, which makes training ~15× cheaper; the "
         "passage side still adapts through the head's transform, decoder and bias). "
-        f"{t['wall_s']} s wall, {t['cpu_s']} s CPU on {t['threads']} threads, plus "
+        + (f"The listwise loss reads the scores times a learned scale (ended at "
+           f"{ls['scale']}), so lowering it cannot come from shrinking every term weight. "
+           if ls.get("scale") else "")
+        + f"{t['wall_s']} s wall, {t['cpu_s']} s CPU on {t['threads']} threads, plus "
         f"{t.get('shared_setup_cpu_s', 0)} s CPU of data and passage-state set-up "
         "(a shared 2-core machine, niced).", "",
         "## Cross-validated figures", "",

