@@ -70,10 +70,14 @@ def card(rec: dict[str, Any], evals: list[tuple[Path | None, str]], shas: dict[s
         "one passage's tokens and those terms to the logit. Both int8 (onnxruntime dynamic "
         "quantisation, per-channel weight scales).", "",
         "## Training data", "",
-        f"- {d['mined']} groups mined from transcripts ({d['mined_by_source']}): a user prompt "
-        "with the assistant text that closed its turn, a tool call with its result; hard "
-        "negatives from the same session (the turn's first assistant text — the restatement or "
-        "announcement —, neighbouring turns' closing texts, neighbouring calls' results).",
+        (f"- {d['mined']} groups mined from public transcripts outside the labelled set "
+         f"({d['mined_by_source']}; bench/pair/mine.py): a user prompt with the assistant text "
+         "that closed its turn, a tool call with its result; hard negatives from the same "
+         "session (the turn's first assistant text — the restatement or announcement —, "
+         "neighbouring turns' closing texts, neighbouring calls' results)."
+         if d["mined"] else
+         "- No mined pairs: a mined stage (bench/pair/mine.py) did not pay on a held-out fold "
+         "(bench/pair/README.md)."),
         f"- {d['labelled']} labelled questions of bench/labelled/ (their answering chunk, and "
         "up to 11 hard negatives from the same transcript or recall's own pool).",
         f"- {d['repositories']} repositories; never the frozen test fold "
@@ -93,7 +97,7 @@ def card(rec: dict[str, Any], evals: list[tuple[Path | None, str]], shas: dict[s
         + (f"The listwise loss reads the scores times a learned scale (ended at "
            f"{ls['scale']}), so lowering it cannot come from shrinking every term weight. "
            if ls.get("scale") else "")
-        + f"{t['wall_s']} s wall, {t['cpu_s']} s CPU on {t['threads']} threads, plus "
+        + f"{t['wall_s']} s wall, {t['cpu_s']} s CPU on {t['threads']} thread(s), plus "
         f"{t.get('shared_setup_cpu_s', 0)} s CPU of data and passage-state set-up "
         "(a shared 2-core machine, niced).", "",
         "## Cross-validated figures", "",
