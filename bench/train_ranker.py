@@ -50,6 +50,7 @@ LABELLED = ROOT / "bench" / "labelled"
 WEIGHTS = ROOT / "funes" / "data" / "ranker.json"
 L2 = 1.0
 VERDICT_L2 = 1.0  # the verdict model's penalty (each question weighing 1)
+LEXICAL_EVERY = 3  # every third question also trains as a lexical-only pool (lexical_samples)
 PAIR_HEAD = 0  # first-stage candidates the pair model reads (0: no pair stage; --pair-head)
 MAX_FLAGGED_ANSWERABLE = 0.10
 
@@ -354,10 +355,10 @@ def fit_pair(ss: Sequence[Sample], cand: dict[str, Any], l2: float = L2) -> dict
             "w": coef, "b": b}  # fmt: skip
 
 
-def models(ss: Sequence[Sample], l2: float = L2) -> dict[str, Any]:
+def models(ss: Sequence[Sample], l2: float = L2, pair: bool = True) -> dict[str, Any]:
     """The candidate model, and the pair stage on top of it when the pools carry pair logits."""
     cand = fit_candidates(ss, l2)
-    use_pair = PAIR_HEAD > 0 and any(s.pair is not None for s in ss)
+    use_pair = pair and PAIR_HEAD > 0 and any(s.pair is not None for s in ss)
     return {"cand": cand, "pair": fit_pair(ss, cand, l2) if use_pair else None}
 
 
@@ -379,6 +380,21 @@ def verdict_rows(ss: Sequence[Sample], m: dict[str, Any]) -> tuple[np.ndarray, n
 
 
 def fit(ss: Sequence[Sample], l2: float = L2, inner: int = 5) -> dict[str, Any]:
+    """The weights document: both models fit on the pools recall gathers with vectors, and,
+    under ``"lexical"``, both fit again on the lexical-only copies (lexical_samples), which
+    recall uses when a pool has no cosine at all (a memory whose vectors are not filled in)."""
+    vec = [s for s in ss if not is_lexical(s)]
+    lex = [s for s in ss if is_lexical(s)]
+    doc = fit_regime(vec, l2, inner)
+    if lex:
+        sub = fit_regime(lex, l2, inner, pair=False)
+        doc["lexical"] = {k: sub[k] for k in ("mean", "scale", "w", "b", "verdict")}
+    return doc
+
+
+def fit_regime(
+    ss: Sequence[Sample], l2: float = L2, inner: int = 5, pair: bool = True
+) -> dict[str, Any]:
     """Both models on ``ss``; returns the weights document.
 
     The verdict model and its threshold are chosen out of sample, by cross-validation inside
@@ -389,8 +405,9 @@ def fit(ss: Sequence[Sample], l2: float = L2, inner: int = 5) -> dict[str, Any]:
     flags as many answerable questions out of sample as it did when it was chosen."""
     from funes.ranker import FEATURES, VERDICT_FEATURES, WEIGHTS_VERSION
 
-    m = models(ss, l2)
+    m = models(ss, l2, pair)
     cand = m["cand"]
+    ss = [s for s in ss if not is_echo(s)]  # they train the candidate model only
     fs = [fold_of(s.q["repo"], inner) for s in ss]
     v = np.zeros((len(ss), len(VERDICT_FEATURES)))
     vy = np.array([0.0 if s.q["kind"] == "absent" else 1.0 for s in ss])
@@ -399,7 +416,7 @@ def fit(ss: Sequence[Sample], l2: float = L2, inner: int = 5) -> dict[str, Any]:
         train = [ss[i] for i, g in enumerate(fs) if g != f]
         if not test or not train:
             continue
-        v[test] = verdict_rows([ss[i] for i in test], models(train, l2))[0]
+        v[test] = verdict_rows([ss[i] for i in test], models(train, l2, pair))[0]
     vmean, vscale = standardise(v)
     z = np.clip((v - vmean) / vscale, -VERDICT_CLIP, VERDICT_CLIP)  # as recall reads them
     vcoef, vb = _fit_verdict(z, vy, VERDICT_L2)
@@ -492,17 +509,83 @@ def fold_index(q: dict[str, Any], k: int) -> int:
     return fold_of(q["repo"], k)
 
 
+def is_lexical(s: Sample) -> bool:
+    return str(s.q.get("regime")).startswith("lexical")
+
+
+def is_echo(s: Sample) -> bool:
+    return "echo" in str(s.q.get("regime"))
+
+
+def is_extra(s: Sample) -> bool:
+    """A training-only copy (lexical_samples, echo_samples): never scored."""
+    return s.q.get("regime") is not None
+
+
+def echo_samples(qs: QuestionSet, searcher: Any, ss: Sequence[Sample]) -> list[Sample]:
+    """The user asks the memory the very prompt they once gave the agent: for each answerable
+    question outside the frozen fold whose answer (not itself a prompt) follows a user prompt in
+    the pool, that prompt (whitespace collapsed, ≤ 300 characters) becomes a question with the
+    same answer. Training rows for the candidate model only: the labelled questions are never
+    near-copies of a prompt, so without them nothing teaches that a prompt echoing the question
+    is the question asked before, not its answer."""
+    out = []
+    for s in ss:
+        if s.q["set"] != qs.name or s.pool is None or not s.y.any() or is_frozen(s):
+            continue
+        rows = s.pool.rows
+        ans = [rows[i] for i in range(len(rows)) if s.y[i] > 0 and rows[i]["role"] != "user"]
+        if not ans:
+            continue
+        a = ans[0]
+        prompts = [r for r in rows if r["session_id"] == a["session_id"] and r["role"] == "user"
+                   and r["block_type"] == "text" and (r.get("seq") or 0) < (a.get("seq") or 0)
+                   and len((r["text"] or "").strip()) >= 20]  # fmt: skip
+        if not prompts:
+            continue
+        text = " ".join((max(prompts, key=lambda r: r.get("seq") or 0)["text"] or "").split())
+        text = text[:300]
+        if s.q.get("answer_quote") and s.q["answer_quote"] in text:
+            continue
+        out.append({**s.q, "query": text, "id": s.q["id"] + "~echo", "regime": "echo"})
+    got = samples(QuestionSet(qs.name, out, qs.corpus, qs.key), searcher)
+    for e in got:
+        e.q["regime"] = "echo"
+    return got
+
+
+def lexical_samples(
+    qs: QuestionSet, searcher: Any, every: int = LEXICAL_EVERY, echo: Sequence[Sample] = ()
+) -> list[Sample]:
+    """Every ``every``-th question's pool as recall gathers it from a memory with no vectors
+    yet (an unattended first index, ``--no-embed``): training rows for the candidate model, so
+    that it ranks lexical-only pools too. Never scored (cv_outcomes skips them)."""
+    from funes.retrieval import Searcher
+
+    lex = Searcher(searcher.memory, None, None, mode="lexical")
+    sub = QuestionSet(qs.name, qs.questions[::every], qs.corpus, qs.key)
+    out = samples(sub, lex)
+    for s in out:
+        s.q = {**s.q, "regime": "lexical"}
+    # and every echo question (echo_samples), as lexical-only pools too
+    more = samples(QuestionSet(qs.name, [e.q for e in echo], qs.corpus, qs.key), lex)
+    for s in more:
+        s.q = {**s.q, "regime": "lexical+echo"}
+    return out + more
+
+
 def cv_outcomes(
     ss: Sequence[Sample], k: int, l2: float = L2
 ) -> list[tuple[Sample, int | None, bool]]:
     """Quick cross-validated outcomes straight from pool logits (no recency, no collapsing of
     duplicates — bench/quality.py measures the real recall path): per question, the rank of
-    the first answering candidate (None beyond 10) and whether its fold's verdict is weak."""
+    the first answering candidate (None beyond 10) and whether its fold's verdict is weak.
+    Training-only copies (lexical, echo) are not scored."""
     fs = folds([s.q for s in ss], k)
     out: list[tuple[Sample, int | None, bool]] = []
     for f in range(k):
         train = [s for s, g in zip(ss, fs, strict=True) if g != f]
-        test = [s for s, g in zip(ss, fs, strict=True) if g == f]
+        test = [s for s, g in zip(ss, fs, strict=True) if g == f and not is_extra(s)]
         if test:
             out += outcomes_with(fit(train, l2), test)
     return out
@@ -511,7 +594,15 @@ def cv_outcomes(
 def outcomes_with(
     doc: dict[str, Any], test: Sequence[Sample]
 ) -> list[tuple[Sample, int | None, bool]]:
-    """Each test question's outcome under one weights document."""
+    """Each test question's outcome under one weights document (its ``"lexical"`` part for
+    lexical-only pools)."""
+    if not test:
+        return []
+    lex = [s for s in test if is_lexical(s)]
+    if lex and doc.get("lexical"):
+        vec = [s for s in test if not is_lexical(s)]
+        part = {**doc["lexical"], "pair": None}
+        return outcomes_with({**doc, "lexical": None}, vec) + outcomes_with(part, lex)
     cand = {key: np.asarray(doc[key]) for key in ("mean", "scale", "w")} | {"b": doc["b"]}
     m = {"cand": cand, "pair": doc.get("pair")}
     vd = doc["verdict"]
@@ -585,10 +676,11 @@ def main() -> None:
             print(f"{qs.name}: not indexed, its questions left out: {f}", flush=True)
         ss = samples(qs, searcher)
         print(f"{qs.name}: {len(ss)} questions, pool ceiling {pool_ceiling(ss):.3f}", flush=True)
-        every += ss
+        echo = echo_samples(qs, searcher, ss)
+        every += ss + echo + lexical_samples(qs, searcher, echo=echo)
     if PAIR_HEAD:
         attach_pair(every, a.pair_root)
-    frozen = [s for s in every if is_frozen(s)]
+    frozen = [s for s in every if is_frozen(s) and not is_extra(s)]
     every = [s for s in every if not is_frozen(s)]
     outcomes = cv_outcomes(every, a.folds, a.l2)
     for name in dict.fromkeys(s.q["set"] for s in every):

@@ -80,6 +80,9 @@ FEATURES = (
     "since_prompt",    # log(1 + records since the session's latest user prompt)
     "echo_cos",        # cosine to the latest user prompt of the pool before it (a restatement)
     "tool_cos",        # best cosine to the pool's tool output 1–6 records before it
+    # A user prompt close to the question is the question asked before, not its answer
+    "user_echo",       # user_text × cos
+    "user_cov",        # user_text × cov_idf
 )  # fmt: skip
 
 # Query-level signals of the verdict model.
@@ -88,12 +91,21 @@ VERDICT_FEATURES = (
     "margin",          # best − second logit
     "best_cos",
     "best_cov",        # best idf coverage in the pool
-    "unseen_share",    # share of the question's idf weight on terms the memory never saw
+    # share of the question's idf weight on terms the memory never saw, above a quarter: one
+    # unseen word of four (a synonym, "dice" for a number picker) is no evidence of absence
+    "unseen_excess",
     "n_terms",         # log(1 + distinct question terms)
     "top_session_share",  # share of the top 5 from the top hit's session
     "lex_hits",        # log(1 + lexical candidates)
     "pair_best",       # the pair model's best logit over the head (0 without a pair stage)
+    "top_cov",         # idf coverage of the top hit
+    "top_rare",        # share of the two rarest question terms in the top hit
+    "top_cos",         # cosine of the top hit
+    "best_rare",       # best share of the two rarest terms in the pool
+    "lex_best",        # log(1 + best BM25 score): how strongly the rare terms match at all
 )  # fmt: skip
+
+UNSEEN_FREE = 0.25  # unseen_excess: the share of unseen idf weight that is not yet evidence
 
 # Features of the pair stage, for each of the head candidates of the first stage: the question
 # and the passage read together by funes' pair model (funes.models.pair), beside where the first
@@ -153,6 +165,9 @@ class Model:
     threshold: float
     rerank_weight: float
     pair: PairStage | None = None
+    # weights fit on pools with no cosine at all (a memory whose vectors are not filled in yet):
+    # recall uses them for such a pool, since one linear model cannot serve both
+    lexical: Model | None = None
 
     def score(self, x: np.ndarray) -> np.ndarray:
         """Candidate logits for a feature matrix (rows = candidates)."""
@@ -195,10 +210,13 @@ class Model:
                 raise ValueError("its pair stage has a non-positive scale or head")
             pair = PairStage(int(p["head"]), vec(p["mean"], k), p_scale, vec(p["w"], k),
                              float(p["b"]))  # fmt: skip
+        lexical = None
+        if d.get("lexical") is not None:
+            lexical = cls.from_dict({**d, **d["lexical"], "pair": None, "lexical": None})
         return cls(
             vec(d["mean"], n), scale, vec(d["w"], n), float(d["b"]),
             vec(v["mean"], m), v_scale, vec(v["w"], m), float(v["b"]),
-            float(v["threshold"]), float(d.get("rerank_weight", 1.0)), pair,
+            float(v["threshold"]), float(d.get("rerank_weight", 1.0)), pair, lexical,
         )  # fmt: skip
 
 
@@ -450,6 +468,8 @@ def candidate_features(rows: Sequence[dict[str, Any]], ctx: Context) -> np.ndarr
         role, block = r.get("role"), r.get("block_type")
         if role == "user" and block == "text":
             row[col["user_text"]] = 1
+            row[col["user_echo"]] = row[col["cos"]]
+            row[col["user_cov"]] = row[col["cov_idf"]]
         elif role == "assistant" and block == "text":
             row[col["assistant_text"]] = 1
         elif block == "thinking":
@@ -529,9 +549,16 @@ def verdict_features(
     v[1] = top[0] - top[1] if len(top) > 1 else 0.0
     v[2] = max(ctx.cos.values(), default=0.0)
     v[3] = max(ctx.coverage.values(), default=0.0)
-    v[4] = unseen_share
+    v[4] = max(unseen_share - UNSEEN_FREE, 0.0)
     v[5] = math.log1p(n_terms)
     v[6] = head.count(head[0]) / len(head) if head else 0.0
     v[7] = math.log1p(len(ctx.lex_rank))
     v[8] = pair_best
+    if order:
+        top = rows[order[0]]["id"]
+        v[9] = ctx.coverage.get(top, 0.0)
+        v[10] = ctx.rare_coverage.get(top, 0.0)
+        v[11] = ctx.cos.get(top, 0.0)
+    v[12] = max(ctx.rare_coverage.values(), default=0.0)
+    v[13] = math.log1p(max(ctx.lex_score.values(), default=0.0))
     return v

@@ -460,6 +460,8 @@ class Searcher:
         ctx = pool.ctx
         rows = pool.rows if given is None else [dict(r) for r in pool.rows]
         model = ranker.load_model(self.weights)
+        if not ctx.cos and model.lexical is not None:
+            model = model.lexical  # no vectors to read: the weights fit on lexical-only pools
         pos = {cid: i for i, cid in enumerate(pool.order)}
         if self.mode == "funes":
             logits = model.score(pool.x)

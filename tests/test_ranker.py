@@ -102,6 +102,21 @@ def test_identical_tool_outputs_collapse_into_one_hit_with_their_places(memory: 
     assert blocks[0].splitlines()[0].endswith("also in 1 other session")
 
 
+def test_a_memory_with_no_vectors_ranks_with_weights_fit_for_it(tmp_path: Path) -> None:
+    """A memory indexed with --no-embed (or before its vectors are filled in) has no cosine to
+    read: recall uses the weights fit on lexical-only pools, so the answer still comes first
+    and a question the memory answers word for word is not called weak."""
+    assert ranker.load_model().lexical is not None
+    root = tmp_path / ".claude" / "projects" / "-home-ana-exporter"
+    write_jsonl(root / "a.jsonl", session("a", 3, tool_pair("a", 1, "2026-10-03T10:05:00Z")))
+    mem = tmp_path / "memory"
+    r = run_cmd("funes", "index", root, "--no-embed", "--yes", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    hits = jsonl(query(mem, "which permission did the service account lose?", "-k", "3").stdout)
+    assert "storage.objects.create" in hits[0]["text"], [h["text"][:40] for h in hits]
+    assert hits[0]["verdict"] == "strong"
+
+
 def test_the_same_memory_and_question_rank_the_same_every_time(memory: Path) -> None:
     first = jsonl(query(memory, QUESTION, "-k", "8").stdout)
     for _ in range(2):
