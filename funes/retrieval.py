@@ -223,6 +223,7 @@ class Pool:
     order: list[str]  # candidate ids by reciprocal-rank fusion
     unseen_share: float
     n_terms: int
+    has_words: bool = True  # a term of three letters or more
 
 
 def _get_command(session_id: str, turn_uuid: str, memory: str | None) -> str:
@@ -444,7 +445,8 @@ class Searcher:
             self._sessions(), vectors,
         )  # fmt: skip
         x = ranker.candidate_features(rows, ctx)
-        return Pool(q, rows, x, ctx, order, unseen, len(terms))
+        has_words = any(len(t) >= 3 for t in terms)
+        return Pool(q, rows, x, ctx, order, unseen, len(terms), has_words)
 
     def _search(self, q: Query, now: datetime | None = None, given: Pool | None = None) -> Result:
         # lazy: numpy stays off fast commands' start-up
@@ -529,7 +531,9 @@ class Searcher:
         best_cos = max(ctx.cos.values(), default=0.0)
         best_cov = max(ctx.coverage.values(), default=0.0)
         if p_answer is not None:
-            strong = p_answer >= model.threshold
+            # a question with no word of three letters or more ("x", "a b") says too little
+            # for any passage to be strong evidence of its answer, whatever the signals say
+            strong = p_answer >= model.threshold and pool.has_words
         else:  # baselines: the old fixed rule, kept only to compare against
             by_cos = self.mode != "lexical" and bool(ctx.cos) and best_cos >= STRONG_COSINE
             strong = by_cos or (self.mode != "vector" and best_cov >= STRONG_COVERAGE)

@@ -286,3 +286,35 @@ def test_two_assistant_texts_in_a_row_stay_two_hits(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     hits = jsonl(query(mem, "why did the upload retry fail with an expired URL", "-k", "5").stdout)
     assert {"t-a1", "t-a2"} <= {h["turn_uuid"] for h in hits}, [h["turn_uuid"] for h in hits]
+
+
+@pytest.fixture(scope="module")
+def listings(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Sessions full of one-letter tokens: `ls -l` listings and `chmod +x`."""
+    root = tmp_path_factory.mktemp("ls") / ".claude" / "projects" / "-home-ana-tools"
+    for k in range(3):
+        recs = []
+        for n in range(4):
+            call = {
+                "type": "tool_use",
+                "id": f"l{k}{n}",
+                "name": "Bash",
+                "input": {"command": f"chmod +x bin/run{n} && ls -l bin"},
+            }
+            out = "\n".join(f"-rwxr-xr-x 1 ana staff {100 * i + n} x run{i}" for i in range(6))
+            result = {"type": "tool_result", "tool_use_id": f"l{k}{n}", "content": out}
+            recs += [
+                turn(f"l{k}-c{n}", None, "2026-10-03T10:05:00Z", "assistant", [call]),
+                turn(f"l{k}-r{n}", f"l{k}-c{n}", "2026-10-03T10:05:01Z", "user", [result]),
+            ]
+        write_jsonl(root / f"l{k}.jsonl", [{**r, "sessionId": f"l{k}"} for r in recs])
+    mem = tmp_path_factory.mktemp("lsmem") / "memory"
+    r = run_cmd("funes", "index", root, "--yes", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    return mem
+
+
+@pytest.mark.parametrize("question", ["x", "x 1", "+x"])
+def test_a_question_with_no_real_word_is_never_strong(listings: Path, question: str) -> None:
+    hits = jsonl(query(listings, question, "-k", "3").stdout)
+    assert hits and {h["verdict"] for h in hits} == {"weak"}
