@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -84,6 +85,22 @@ def read_terminal(master: int, timeout: float = 120) -> bytes:
             break
         seen += chunk
     return seen
+
+
+@contextlib.contextmanager
+def writer_held(memory: Path | None = None) -> Iterator[None]:
+    """Hold a memory's writer lock (the default memory unless named) for the block: a `funes
+    index` started meanwhile — a hook's detached worker — stores nothing until the block ends
+    (the hook script retries a busy memory every $FUNES_HOOK_RETRY_SECONDS)."""
+    from funes.store.lock import WriterLock
+    from funes.store.paths import memory_dir
+
+    lock = WriterLock(memory_dir(memory))
+    assert lock.try_acquire(), "the memory's writer lock is already held"
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def load_bench_secrets() -> ModuleType:

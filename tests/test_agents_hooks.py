@@ -22,7 +22,7 @@ from typing import Any
 import agent_homes
 import pytest
 from agent_homes import Laid
-from conftest import BIN, run_cmd
+from conftest import BIN, run_cmd, writer_held
 
 FUNES = str(BIN / "funes")
 NODE = shutil.which("node")
@@ -34,32 +34,24 @@ def add(agent: str) -> str:
     return r.stdout.decode()
 
 
-def run_shell(
-    command: str, payload: dict[str, Any]
-) -> tuple[subprocess.CompletedProcess[bytes], float]:
+def run_shell(command: str, payload: dict[str, Any]) -> subprocess.CompletedProcess[bytes]:
     """The hook command as an agent runs it: through a shell, the payload on stdin."""
-    t0 = time.perf_counter()
-    proc = subprocess.run(
+    return subprocess.run(
         ["bash", "-c", command], input=json.dumps(payload).encode(), capture_output=True,
         timeout=30, check=False,
     )  # fmt: skip
-    return proc, time.perf_counter() - t0
 
 
-def run_node(
-    module: Path, call: str, home: Path
-) -> tuple[subprocess.CompletedProcess[bytes], float]:
+def run_node(module: Path, call: str, home: Path) -> subprocess.CompletedProcess[bytes]:
     """Import a plugin file (copied to .mjs: node 20 reads ES modules by extension) and run
     ``call`` on it, as OpenCode or OpenClaw would."""
     assert NODE is not None
     copy = home / "plugin-under-test.mjs"
     copy.write_bytes(module.read_bytes())
     script = f"const m = await import({json.dumps(copy.as_uri())}); {call}"
-    t0 = time.perf_counter()
-    proc = subprocess.run(
+    return subprocess.run(
         [NODE, "--input-type=module", "-e", script], capture_output=True, timeout=30, check=False
     )
-    return proc, time.perf_counter() - t0
 
 
 def hooks_log() -> str:
@@ -90,11 +82,10 @@ def funes_hook(doc: dict[str, Any], event: str) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- each agent
 # Each runner installs nothing itself: it finds the hook `funes add` wrote, runs it as the
-# agent does, and returns (the process, seconds to return, the event logged, the target the
-# worker must index).
+# agent does, and returns (the process, the event logged, the target the worker must index).
 
 
-def gemini(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
+def gemini(home: Path, laid: Laid) -> tuple[Any, str, Path]:
     settings = json.loads((home / ".gemini/settings.json").read_text())
     hook = funes_hook(settings, "AfterAgent")
     assert (hook["type"], hook["timeout"]) == ("command", 15000)
@@ -104,10 +95,10 @@ def gemini(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
         "hook_event_name": "AfterAgent", "timestamp": "2026-05-03T08:00:09Z",
         "prompt": "why does the tile cache thrash?", "prompt_response": "FIFO", "stop_hook_active": False,
     }  # fmt: skip
-    return (*run_shell(hook["command"], payload), "AfterAgent", laid.where)
+    return (run_shell(hook["command"], payload), "AfterAgent", laid.where)
 
 
-def qwen(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
+def qwen(home: Path, laid: Laid) -> tuple[Any, str, Path]:
     settings = json.loads((home / ".qwen/settings.json").read_text())
     hook = funes_hook(settings, "Stop")
     assert "SessionEnd" in settings["hooks"]
@@ -115,10 +106,10 @@ def qwen(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
         "session_id": laid.session_id, "transcript_path": str(laid.where), "cwd": "/home/ana/tiles",
         "hook_event_name": "Stop", "stop_hook_active": False,
     }  # fmt: skip
-    return (*run_shell(hook["command"], payload), "Stop", laid.where)
+    return (run_shell(hook["command"], payload), "Stop", laid.where)
 
 
-def copilot(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
+def copilot(home: Path, laid: Laid) -> tuple[Any, str, Path]:
     doc = json.loads((home / ".copilot/hooks/funes.json").read_text())
     assert doc["version"] == 1 and "Stop" in doc["hooks"]
     hook = funes_hook(doc, "SessionEnd")
@@ -127,10 +118,10 @@ def copilot(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
         "hook_event_name": "SessionEnd", "session_id": laid.session_id,
         "timestamp": "2026-05-02T09:10:00.000Z", "cwd": "/home/ana/tiles", "reason": "user_exit",
     }  # fmt: skip
-    return (*run_shell(hook["bash"], payload), "SessionEnd", laid.where)
+    return (run_shell(hook["bash"], payload), "SessionEnd", laid.where)
 
 
-def cursor(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
+def cursor(home: Path, laid: Laid) -> tuple[Any, str, Path]:
     doc = json.loads((home / ".cursor/hooks.json").read_text())
     assert doc["version"] == 1
     hook = funes_hook(doc, "stop")
@@ -139,10 +130,10 @@ def cursor(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
         "conversation_id": laid.session_id, "generation_id": "gen-1", "hook_event_name": "stop",
         "workspace_roots": ["/home/ana/tiles"], "status": "completed", "transcript_path": None,
     }  # fmt: skip
-    return (*run_shell(hook["command"], payload), "stop", laid.where)
+    return (run_shell(hook["command"], payload), "stop", laid.where)
 
 
-def opencode(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
+def opencode(home: Path, laid: Laid) -> tuple[Any, str, Path]:
     plugin = home / ".config/opencode/plugins/funes.js"
     event = {"type": "session.idle", "properties": {"sessionID": laid.session_id}}
     call = (
@@ -150,10 +141,10 @@ def opencode(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
         f"await hooks.event({{event: {json.dumps(event)}}});"
         "await hooks.event({event: {type: 'message.updated', properties: {}}});"
     )
-    return (*run_node(plugin, call, home), "session.idle", laid.where)
+    return (run_node(plugin, call, home), "session.idle", laid.where)
 
 
-def openclaw(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
+def openclaw(home: Path, laid: Laid) -> tuple[Any, str, Path]:
     hook = home / ".openclaw/hooks/funes"
     assert "message:sent" in (hook / "HOOK.md").read_text()
     event = {
@@ -162,10 +153,10 @@ def openclaw(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
                     "workspaceDir": "/home/ana/gateway"},
     }  # fmt: skip
     call = f"await m.default({json.dumps(event)});"
-    return (*run_node(hook / "handler.ts", call, home), "command:reset", laid.where)
+    return (run_node(hook / "handler.ts", call, home), "command:reset", laid.where)
 
 
-def omp(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
+def omp(home: Path, laid: Laid) -> tuple[Any, str, Path]:
     ext = home / ".omp/agent/extensions/funes"
     assert (ext / "agent").read_text() == "omp\n"
     ts = (ext / "index.ts").read_text()
@@ -177,10 +168,10 @@ def omp(home: Path, laid: Laid) -> tuple[Any, float, str, Path]:
         "session_id": laid.session_id, "transcript_path": str(laid.where),
         "cwd": "/home/ana/tiles", "hook_event_name": "agent_end",
     }  # fmt: skip
-    return (*run_shell(command, payload), "agent_end", laid.where)
+    return (run_shell(command, payload), "agent_end", laid.where)
 
 
-RUNNERS: dict[str, tuple[Callable[[Path], Laid], Callable[[Path, Laid], tuple[Any, float, str, Path]]]] = {
+RUNNERS: dict[str, tuple[Callable[[Path], Laid], Callable[[Path, Laid], tuple[Any, str, Path]]]] = {
     "gemini": (agent_homes.write_gemini, gemini),
     "qwen": (agent_homes.write_qwen, qwen),
     "copilot": (agent_homes.write_copilot, copilot),
@@ -194,18 +185,25 @@ RUNNERS: dict[str, tuple[Callable[[Path], Laid], Callable[[Path, Laid], tuple[An
 @pytest.mark.slow
 @pytest.mark.parametrize("agent", sorted(RUNNERS))
 def test_the_installed_hook_returns_at_once_and_indexes_the_session(
-    agent: str, private_home: Path
+    agent: str, private_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write, run = RUNNERS[agent]
     if agent in ("opencode", "openclaw") and NODE is None:
         pytest.fail("node is needed to run the OpenCode plugin and the OpenClaw hook")
     laid = write(private_home)
     add(agent)
-    proc, took, event, target = run(private_home, laid)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == b"" and proc.stderr == b""
-    assert took < 2.0  # the aim is 100 ms (bench/); node's own start-up is in this bound
+    # The hook returns while its worker cannot finish: the test holds the memory's writer lock,
+    # so the worker's `funes index` finds it busy and retries until the lock is let go. A hook
+    # that waited for the index would time out here.
+    monkeypatch.setenv("FUNES_HOOK_RETRY_SECONDS", "1")
+    monkeypatch.setenv("FUNES_HOOK_RETRIES", "600")
     sid = laid.session_id.replace("/", "_")
+    with writer_held():
+        proc, event, target = run(private_home, laid)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == b"" and proc.stderr == b""
+        busy = wait_for(f"{agent} {event} {sid}: busy: another funes memory operation")
+        assert f"{agent} {event} {sid}: ok" not in busy
     log = wait_for(f"{agent} {event} {sid}: ok")
     assert f"{agent} {event} {sid}: start {target}" in log
     from funes.store import open_memory
@@ -232,7 +230,7 @@ def test_a_cursor_chat_under_no_project_falls_back_to_its_sessions(private_home:
     r = run_cmd("funes", "add", "cursor", "--no-index", env={"FUNES_BIN": str(fake)})
     assert r.returncode == 0, r.stderr.decode()
     hook = funes_hook(json.loads((private_home / ".cursor/hooks.json").read_text()), "stop")
-    proc, _ = run_shell(
+    proc = run_shell(
         hook["command"], {"conversation_id": "no-such-chat", "hook_event_name": "stop"}
     )
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""

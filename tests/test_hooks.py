@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from conftest import BIN, REPO, write_jsonl
+from conftest import BIN, REPO, write_jsonl, writer_held
 
 HOOK = REPO / "hooks" / "funes-index.sh"
 FUNES = str(BIN / "funes")
@@ -61,9 +60,8 @@ def stop_payload(transcript: Path, sid: str = "5f0c1e2d") -> bytes:
 
 def run_hook(
     payload: bytes, *args: str, env: dict[str, str] | None = None
-) -> tuple[subprocess.CompletedProcess[bytes], float]:
-    t0 = time.perf_counter()
-    proc = subprocess.run(
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
         ["bash", str(HOOK), *args],
         input=payload,
         capture_output=True,
@@ -71,7 +69,6 @@ def run_hook(
         timeout=30,
         check=False,
     )
-    return proc, time.perf_counter() - t0
 
 
 def log_file() -> Path:
@@ -94,13 +91,20 @@ def wait_for(pred: str, timeout: float = 90.0) -> str:
 
 
 def test_stop_payload_returns_at_once_and_the_worker_indexes_the_turn(
-    private_home: Path,
+    private_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The hook returns while its worker cannot finish — the test holds the memory's writer
+    lock, so the worker's `funes index` finds it busy and retries — and once the lock is let go
+    the worker indexes the turn. A hook that waited for the index would time out here."""
+    monkeypatch.setenv("FUNES_HOOK_RETRY_SECONDS", "1")
+    monkeypatch.setenv("FUNES_HOOK_RETRIES", "600")
     transcript = claude_transcript(private_home)
-    proc, took = run_hook(stop_payload(transcript), "claude", "--funes", FUNES)
-    assert proc.returncode == 0
-    assert proc.stdout == b"" and proc.stderr == b""
-    assert took < 1.0  # the aim is 100 ms; the bound is generous against a loaded machine
+    with writer_held():
+        proc = run_hook(stop_payload(transcript), "claude", "--funes", FUNES)
+        assert proc.returncode == 0
+        assert proc.stdout == b"" and proc.stderr == b""
+        text = wait_for("claude Stop 5f0c1e2d: busy: another funes memory operation")
+        assert "claude Stop 5f0c1e2d: ok" not in text
     text = wait_for("claude Stop 5f0c1e2d: ok")
     assert f"claude Stop 5f0c1e2d: start {transcript}" in text
     from funes.store import open_memory
@@ -110,21 +114,7 @@ def test_stop_payload_returns_at_once_and_the_worker_indexes_the_turn(
     # TODO(recall): once `funes recall` lands, also assert `funes recall WORD` finds the turn.
 
 
-def test_hook_return_time_median_is_under_100ms(private_home: Path) -> None:
-    """Foreground cost only: the worker is pointed at a funes that exits at once."""
-    fake = private_home / "fake-funes"
-    fake.write_text("#!/bin/sh\necho indexed sessions=0\n")
-    fake.chmod(0o755)
-    transcript = claude_transcript(private_home)
-    times = []
-    for _ in range(9):
-        proc, took = run_hook(stop_payload(transcript), "claude", "--funes", str(fake))
-        assert proc.returncode == 0
-        times.append(took)
-    median = statistics.median(times)
-    print(f"hook return time: median {median * 1000:.1f} ms over {len(times)} runs")
-    assert median < 1.0
-    wait_for("ok (indexed sessions=0)")
+# The hook's return time is measured in bench/recall.py (`hook_return`, aim < 100 ms), not here.
 
 
 @pytest.mark.parametrize("garbage", [b"", b"not json at all\n", b"\x00\xff\xfe garbage", b"[1, 2]"])
@@ -132,7 +122,7 @@ def test_garbage_on_stdin_exits_0_and_logs_the_problem(garbage: bytes, private_h
     fake = private_home / "fake-funes"
     fake.write_text('#!/bin/sh\necho "ran: $*" >> "$HOME/ran"\necho indexed sessions=0\n')
     fake.chmod(0o755)
-    proc, _ = run_hook(garbage, "claude", "--funes", str(fake))
+    proc = run_hook(garbage, "claude", "--funes", str(fake))
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
     text = wait_for("ok (indexed sessions=0)")
     assert "payload is not a JSON object; indexing claude's sessions instead" in text
@@ -151,7 +141,7 @@ def test_escaped_json_strings_are_decoded(private_home: Path) -> None:
     payload = json.dumps(  # ensure_ascii: é arrives as \u00e9, as Python emitters send it
         {"hook_event_name": "Stop", "session_id": "s/1 2", "transcript_path": str(transcript)}
     ).encode()
-    proc, _ = run_hook(b"  \n" + payload + b"\n", "codex", "--funes", str(fake))
+    proc = run_hook(b"  \n" + payload + b"\n", "codex", "--funes", str(fake))
     assert proc.returncode == 0
     text = wait_for("codex Stop s_1_2: ok")
     assert (private_home / "ran").read_text() == f"{transcript}\n"
@@ -193,7 +183,7 @@ def test_failure_is_logged_with_exit_code_and_output_never_surfaced(private_home
     )
     fake.chmod(0o755)
     transcript = claude_transcript(private_home)
-    proc, _ = run_hook(
+    proc = run_hook(
         stop_payload(transcript), "claude", "--funes", str(fake), env={"FUNES_HOOK_RETRIES": "0"}
     )
     assert proc.returncode == 0 and proc.stdout == b""
@@ -268,20 +258,22 @@ def test_a_burst_of_hooks_costs_one_indexing_process_at_a_time(private_home: Pat
         '[ -e "$HOME/running" ] && echo OVERLAP >> "$HOME/ran"\n'
         ': > "$HOME/running"\n'
         'echo "run: $*" >> "$HOME/ran"\n'
-        "sleep 1\n"
+        # each run waits for the test to let it finish (at most 60 s)
+        'i=0; while [ ! -e "$HOME/release" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n'
         'rm -f "$HOME/running"\n'
         "echo indexed sessions=1\n"
     )
     fake.chmod(0o755)
     a = claude_transcript(private_home, "aaaa1111")
     b = claude_transcript(private_home, "bbbb2222")
-    took = []
     for i in range(20):
         t = a if i % 2 else b
-        proc, secs = run_hook(stop_payload(t, t.stem), "claude", "--funes", str(fake))
+        proc = run_hook(stop_payload(t, t.stem), "claude", "--funes", str(fake))
         assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
-        took.append(secs)
-    assert statistics.median(took) < 1.0
+    # All twenty returned while the first indexing run is still held back.
+    wait_for(": start ")
+    assert ": ok" not in log_file().read_text()
+    (private_home / "release").touch()
     queue = next(log_file().parent.glob(".queue.*"))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (
@@ -312,12 +304,12 @@ def test_a_codex_hook_picked_up_by_a_running_claude_worker_is_logged_as_codexs(
     fake.chmod(0o755)
     a = claude_transcript(private_home, "aaaa1111")
     rollout = write_jsonl(private_home / ".codex/sessions/2026/11/30/rollout-x.jsonl", [{"x": 1}])
-    proc, _ = run_hook(stop_payload(a, "aaaa1111"), "claude", "--funes", str(fake))
+    proc = run_hook(stop_payload(a, "aaaa1111"), "claude", "--funes", str(fake))
     assert proc.returncode == 0
     wait_for("claude Stop aaaa1111: start")
     codex = json.dumps({"session_id": "0199c0de", "transcript_path": str(rollout),
                         "hook_event_name": "Stop"}).encode()  # fmt: skip
-    proc, _ = run_hook(codex, "codex", "--funes", str(fake))
+    proc = run_hook(codex, "codex", "--funes", str(fake))
     assert proc.returncode == 0
     log = wait_for("codex Stop 0199c0de: ok (indexed sessions=1)")
     assert f"codex Stop 0199c0de: start {rollout}" in log
@@ -347,7 +339,7 @@ def test_two_hooks_for_one_transcript_racing_are_each_logged_under_their_own_nam
     fake.chmod(0o755)
     first = claude_transcript(private_home, "aaaa1111")
     shared = claude_transcript(private_home, "cccc3333")
-    proc, _ = run_hook(stop_payload(first, "aaaa1111"), "claude", "--funes", str(fake))
+    proc = run_hook(stop_payload(first, "aaaa1111"), "claude", "--funes", str(fake))
     assert proc.returncode == 0
     wait_for("claude Stop aaaa1111: start")
     racing = []
@@ -388,11 +380,11 @@ def test_a_harness_sweep_queued_by_one_agent_is_logged_as_that_agents(
     fake.write_text('#!/bin/sh\necho "run: $*" >> "$HOME/ran"\nsleep 2\necho indexed sessions=1\n')
     fake.chmod(0o755)
     a = claude_transcript(private_home, "aaaa1111")
-    proc, _ = run_hook(stop_payload(a, "aaaa1111"), "claude", "--funes", str(fake))
+    proc = run_hook(stop_payload(a, "aaaa1111"), "claude", "--funes", str(fake))
     assert proc.returncode == 0
     wait_for("claude Stop aaaa1111: start")
     codex = json.dumps({"session_id": "0199f00d", "hook_event_name": "Stop"}).encode()
-    proc, _ = run_hook(codex, "codex", "--funes", str(fake))
+    proc = run_hook(codex, "codex", "--funes", str(fake))
     assert proc.returncode == 0
     log = wait_for("codex Stop 0199f00d: ok (indexed sessions=1)")
     assert "codex Stop 0199f00d: start --harness codex" in log

@@ -17,6 +17,7 @@ import math
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -476,35 +477,78 @@ def test_embedding_writes_nothing_under_the_users_cache_microsoft(private_home: 
 # ---------------------------------------------------------------------------- Ctrl-C
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="races on an idle machine: the run stores its text and returns (exit 0) before the "
-    "signal lands once chunks.lance appears; passes under load. To be rewritten to signal "
-    "from inside the run (reported in the closing note of 2026-12-01)",
-)
-def test_ctrl_c_mid_index_says_what_is_kept_and_a_rerun_completes_it(tmp_path: Path) -> None:
-    """SIGINT while `funes index` works: exit 130 with one line saying what is kept and what to
-    do, no traceback; the memory opens, and the next run stores exactly what a clean run does."""
-    src = tmp_path / "p"
-    for n in range(150):
+# `funes` with its progress hook (funes.ingest.report.Progress, the one the CLI draws) stopping at
+# a known point of the run: there it says so in a file, and sleeps until the test's SIGINT ends
+# the sleep with KeyboardInterrupt, as Ctrl-C would end whatever the run was doing at that point.
+PAUSED_FUNES = """
+import os, sys, time
+from funes.cli import index
+from funes.cli.main import main
+
+phase, mark, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+
+
+class PauseMidRun(index.IndexProgress):
+    def update(self, ph, done, total, chunks, force=False, unit=""):
+        super().update(ph, done, total, chunks, force, unit)
+        if ph == phase and 0 < chunks and done < total:
+            with open(mark + ".tmp", "w") as f:
+                f.write(f"{done} {total} {chunks}\\n")
+            os.replace(mark + ".tmp", mark)
+            time.sleep(600)
+            sys.exit(99)  # never signalled
+
+
+index.IndexProgress = PauseMidRun
+sys.exit(main(argv))
+"""
+
+
+@pytest.fixture(scope="module")
+def two_big_sessions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """Two sessions of more chunks each than one commit holds, so the first is stored before
+    the second is read; and the ids a clean run of both stores."""
+    from funes.ingest.indexer import FLUSH_CHUNKS
+    from funes.store import open_memory
+
+    root = tmp_path_factory.mktemp("two-big-sessions")
+    src = root / "p"
+    for n in range(2):
         sid = f"{n:08d}-0000-4000-8000-0000000000aa"
         write_jsonl(
             src / f"{sid}.jsonl",
             [{**rec(f"u-{n}-{i}", i % 60, f"session {n} turn {i}: the ferret{i} cache note"),
-              "sessionId": sid} for i in range(60)],
+              "sessionId": sid} for i in range(FLUSH_CHUNKS + 100)],
         )  # fmt: skip
-    mem = tmp_path / "m"
+    clean = run_cmd("funes", "index", src, "--yes", "--no-embed", "--memory", root / "clean")
+    assert clean.returncode == 0, clean.stderr
+    want = open_memory(root / "clean").rows(columns=("id",)).column("id").to_pylist()
+    return src, sorted(want)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("phase", ["indexing", "embedding"])
+def test_ctrl_c_mid_index_says_what_is_kept_and_a_rerun_completes_it(
+    phase: str, two_big_sessions: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    """SIGINT while `funes index` stores text (one session committed, one to go) or embeds (one
+    batch of vectors written, more to go): exit 130 with one line saying what is kept and what
+    to do, no traceback; what the run had stored is there, whole, and the next run stores
+    exactly what a clean run does."""
+    from funes.store import open_memory
+
+    src, want = two_big_sessions
+    mem, mark = tmp_path / "m", tmp_path / "paused"
+    argv = ["index", str(src), "--yes", "--memory", str(mem)]
     p = subprocess.Popen(
-        [str(BIN / "funes"), "index", str(src), "--yes", "--memory", str(mem)],
+        [sys.executable, "-c", PAUSED_FUNES, phase, str(mark), *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    # Interrupted once the memory exists: 9,000 chunks to embed keep the run busy well past it,
-    # even on an idle machine (2,400 were done before the signal came on one).
-    deadline = time.monotonic() + 120
-    while not (mem / "chunks.lance").is_dir() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    deadline = time.monotonic() + 300
+    while not mark.exists() and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert mark.exists(), f"the run never reached {phase} mid-way: {p.communicate()}"
     p.send_signal(signal.SIGINT)  # as Ctrl-C sends it
     _, err = p.communicate(timeout=120)
     text = err.decode()
@@ -513,13 +557,18 @@ def test_ctrl_c_mid_index_says_what_is_kept_and_a_rerun_completes_it(tmp_path: P
         "funes: interrupted — what this run stored is kept; run it again to go on"
     )
     assert "Traceback" not in text
+
+    done, total, stored = map(int, mark.read_text().split())
+    kept = open_memory(mem)
+    ids = kept.rows(columns=("id",)).column("id").to_pylist()
+    assert len(ids) == len(set(ids)) and set(ids) <= set(want)
+    if phase == "indexing":  # the first session's chunks, and not all of them
+        assert stored <= len(ids) < len(want)
+    else:  # all the text, and the vectors of the batches written before the signal
+        assert len(ids) == len(want)
+        with_vectors = kept.count() - kept.count_without_vectors()
+        assert done <= with_vectors < total
     again = run_cmd("funes", "index", src, "--yes", "--no-embed", "--memory", mem)
     assert again.returncode == 0, again.stderr
-    clean = run_cmd("funes", "index", src, "--yes", "--no-embed", "--memory", tmp_path / "c")
-    assert clean.returncode == 0, clean.stderr
-
-    from funes.store import open_memory
-
     ids = open_memory(mem).rows(columns=("id",)).column("id").to_pylist()
-    want = open_memory(tmp_path / "c").rows(columns=("id",)).column("id").to_pylist()
-    assert sorted(ids) == sorted(want) and len(set(ids)) == len(ids)
+    assert sorted(ids) == want
