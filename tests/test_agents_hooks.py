@@ -71,13 +71,13 @@ def wait_for(needle: str, timeout: float = 120.0) -> str:
     raise AssertionError(f"{needle!r} never appeared in the hook log:\n{hooks_log()}")
 
 
-def funes_hook(doc: dict[str, Any], event: str) -> dict[str, Any]:
-    """funes' hook for ``event`` in a hooks document, grouped or flat."""
+def funes_hook(doc: dict[str, Any], event: str, script: str = "funes-index.sh") -> dict[str, Any]:
+    """funes' hook (running ``script``) for ``event`` in a hooks document, grouped or flat."""
     for item in doc["hooks"][event]:
         for hook in item.get("hooks", [item]):
-            if "funes-index.sh" in (hook.get("command") or hook.get("bash") or ""):
+            if script in (hook.get("command") or hook.get("bash") or ""):
                 return hook
-    raise AssertionError(f"no funes hook on {event}: {doc['hooks'][event]}")
+    raise AssertionError(f"no funes hook running {script} on {event}: {doc['hooks'][event]}")
 
 
 # ---------------------------------------------------------------------------- each agent
@@ -271,3 +271,92 @@ def test_an_agent_without_hooks_says_how_its_sessions_get_indexed(
     (row,) = json.loads(r.stdout)["agents"]
     assert row["hooks"] == [] and row["mcp"] is True
     assert "no hook" in " ".join(row["notes"])
+
+
+# ---------------------------------------------------------------------------- push
+# With a Hub memory bound, each agent publishes it as it runs its hooks: at its session end, or
+# (no such event) after the index run. funes is a fake here that records what it is asked.
+HUB = "hf://datasets/u/x"
+FAKE_FUNES = """#!/bin/sh
+echo "$*" >> "$HOME/ran"
+case $1 in
+push) echo "$2: pushed 3 chunks (commit abc)" ;;
+*) echo "indexed sessions=1" ;;
+esac
+"""
+
+
+def session_end(agent: str, home: Path) -> tuple[Any, str]:
+    """Run what the agent runs when a session ends (or a turn does, for an agent that
+    publishes after its index run); returns the process and the event logged."""
+    if agent in ("gemini", "qwen", "copilot"):
+        where = {"gemini": ".gemini/settings.json", "qwen": ".qwen/settings.json",
+                 "copilot": ".copilot/hooks/funes.json"}[agent]  # fmt: skip
+        hook = funes_hook(json.loads((home / where).read_text()), "SessionEnd", "funes-push.sh")
+        payload = {"session_id": "s-1", "hook_event_name": "SessionEnd", "reason": "exit"}
+        return run_shell(hook.get("command") or hook["bash"], payload), "SessionEnd"
+    if agent == "cursor":
+        hook = funes_hook(json.loads((home / ".cursor/hooks.json").read_text()), "stop")
+        return run_shell(
+            hook["command"], {"conversation_id": "c-1", "hook_event_name": "stop"}
+        ), "stop"
+    if agent == "opencode":
+        call = (
+            "const hooks = await m.FunesIndex({directory: '/home/ana/tiles'});"
+            "await hooks.event({event: {type: 'session.idle', properties: {sessionID: 's-1'}}});"
+        )
+        return run_node(home / ".config/opencode/plugins/funes.js", call, home), "session.idle"
+    assert agent == "openclaw"
+    event = {"type": "session", "action": "end", "sessionKey": "agent:main:main",
+             "context": {"sessionId": "s-1"}}  # fmt: skip
+    call = f"await m.default({json.dumps(event)});"
+    return run_node(home / ".openclaw/hooks/funes/handler.ts", call, home), "session:end"
+
+
+@pytest.mark.parametrize("agent", ["gemini", "qwen", "copilot", "cursor", "opencode", "openclaw"])
+def test_a_bound_hub_memory_is_pushed_when_the_session_ends_or_after_the_index_run(
+    agent: str, private_home: Path
+) -> None:
+    if agent in ("opencode", "openclaw") and NODE is None:
+        pytest.fail("node is needed to run the OpenCode plugin and the OpenClaw hook")
+    fake = private_home / "fake-funes"
+    fake.write_text(FAKE_FUNES)
+    fake.chmod(0o755)
+    r = run_cmd("funes", "add", agent, "--memory", HUB, "--no-index", env={"FUNES_BIN": str(fake)})
+    assert r.returncode == 0, r.stderr.decode()
+    proc, event = session_end(agent, private_home)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b"", proc.stderr
+    log = wait_for(f"{agent} {event} -: push: ok ({HUB}: pushed 3 chunks (commit abc))")
+    ran = (private_home / "ran").read_text().splitlines()
+    assert f"push {HUB} --yes" in ran
+    if agent in ("cursor", "opencode"):  # after the index run, which wrote the local memory
+        (index,) = [x for x in ran if x.startswith("index ")]
+        assert "--memory" not in index and ran.index(index) < ran.index(f"push {HUB} --yes")
+        assert f"{agent} {event} c-1: ok" in log or f"{agent} {event} s-1: ok" in log
+    r = run_cmd("funes", "doctor", "--json", agent)
+    (row,) = json.loads(r.stdout)["agents"]
+    assert row["last_push_outcome"] == f"ok ({HUB}: pushed 3 chunks (commit abc))", row
+
+
+def test_a_push_after_the_index_run_waits_its_minutes(private_home: Path) -> None:
+    """Cursor has no session end: its index hook publishes after the run, at most once in
+    $FUNES_PUSH_MINUTES, not one Hub commit per turn."""
+    fake = private_home / "fake-funes"
+    fake.write_text(FAKE_FUNES)
+    fake.chmod(0o755)
+    r = run_cmd(
+        "funes", "add", "cursor", "--memory", HUB, "--no-index", env={"FUNES_BIN": str(fake)}
+    )
+    assert r.returncode == 0, r.stderr.decode()
+    proc, _ = session_end("cursor", private_home)
+    assert proc.returncode == 0
+    wait_for("cursor stop -: push: ok")
+    proc, _ = session_end("cursor", private_home)
+    assert proc.returncode == 0
+    deadline = time.monotonic() + 120
+    while hooks_log().count("cursor stop c-1: ok") < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert hooks_log().count("cursor stop c-1: ok") == 2, hooks_log()
+    time.sleep(1.0)  # a push the second run would start comes within it
+    ran = (private_home / "ran").read_text().splitlines()
+    assert ran.count(f"push {HUB} --yes") == 1, ran

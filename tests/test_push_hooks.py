@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 from conftest import BIN, REPO
-from test_agents import AGENTS, fakes, funes, seed, snapshot
+from test_agents import AGENTS, FUNES, fakes, funes, seed, snapshot
+
+from funes.agents import get
 
 __all__ = ["fakes"]
 
@@ -21,14 +23,16 @@ SCRIPT = REPO / "hooks" / "funes-push.sh"
 
 
 def _texts(home: Path) -> str:
+    """Every file funes may wire a push in, but the scripts that can run one (pi's extension,
+    the index hook, which pushes when told to with --push)."""
     return "\n".join(
         p.read_text(errors="replace")
         for p in home.rglob("*")
-        if p.is_file() and p.name != "index.ts" and p.stat().st_size < 10**6
+        if p.is_file() and p.name not in ("index.ts", "funes-index.sh") and p.stat().st_size < 10**6
     )
 
 
-# The agents with session-boundary push hooks (the others push by `funes push` only).
+# The agents whose push hooks are checked file by file below (every agent: further down).
 PUSHING = ["claude", "codex", "hermes", "pi"]
 
 
@@ -76,6 +80,43 @@ def test_bound_memory_adds_push_hooks_and_remove_restores_bytes(
     again = funes("add", agent, "--no-index", state=fakes)
     assert again.returncode == 0, again.stderr
     assert "funes-push" not in _texts(private_home)
+    removed = funes("remove", agent, state=fakes)
+    assert removed.returncode == 0, removed.stderr
+    assert snapshot(private_home) == before
+
+
+HUB = "hf://datasets/u/x"
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_every_agent_publishes_a_bound_hub_memory_or_says_how(
+    agent: str, private_home: Path, fakes: Path
+) -> None:
+    """A hooked agent gets a push (at its session end, else after the index run) that doctor
+    lists, its script beside the index hook's; an agent without hooks prints the one line that
+    schedules the index and the push. `funes remove` puts every byte back."""
+    seed(private_home)
+    before = snapshot(private_home)
+    added = funes("add", agent, "--memory", HUB, "--no-index", state=fakes)
+    assert added.returncode == 0, added.stderr
+    doctor = funes("doctor", "--json", agent, state=fakes)
+    (row,) = json.loads(doctor.stdout)["agents"]
+    if get(agent).hooked:
+        assert row["push_hooks"], (row, added.stdout)
+        assert not [n for n in row["notes"] if "push" in n], row["notes"]
+        pushes = [p for p in private_home.rglob("funes-push.sh") if os.access(p, os.X_OK)]
+        assert len(pushes) == 1, pushes
+        assert (pushes[0].parent / "funes-index.sh").exists()
+        assert HUB in _texts(private_home)
+        assert f"push of {HUB}" in added.stdout or agent in PUSHING, added.stdout
+        text = funes("doctor", agent, state=fakes).stdout
+        assert f"push hooks: {', '.join(row['push_hooks'])}" in text
+    else:
+        assert row["push_hooks"] == []
+        lines = [ln for ln in added.stdout.splitlines() if "push" in ln]
+        assert len(lines) == 1 and "*/15 * * * *" in lines[0], added.stdout
+        assert lines[0].endswith(f" index -q && {FUNES} push {HUB} --yes`")
+        assert not list(private_home.rglob("funes-push.sh"))
     removed = funes("remove", agent, state=fakes)
     assert removed.returncode == 0, removed.stderr
     assert snapshot(private_home) == before

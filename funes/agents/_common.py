@@ -101,6 +101,7 @@ from funes.agents._hooks import (  # noqa: E402
     SCRIPT_NAMES,
     funes_events,
     has_funes_hooks,
+    hook_args,
     hook_command,
     hook_script,
     install_script,
@@ -110,6 +111,7 @@ from funes.agents._hooks import (  # noqa: E402
     mcp_args,
     merge_hooks,
     push_script,
+    push_script_status,
     quote,
     sync_push_script,
     with_agent_cases,
@@ -126,9 +128,9 @@ from funes.agents._userfiles import (  # noqa: E402
 __all__ = [
     "AGENT_CASES", "CLI_TIMEOUT", "INDEX_SCRIPT", "PUSH_SCRIPT", "SCRIPT_NAMES", "ConfigError",
     "Context", "Originals", "Registrations", "Result", "cli_error", "cli_says_present",
-    "dump_like", "funes_events", "gone", "has_funes_hooks", "hook_command", "hook_script", "install_script",
+    "dump_like", "funes_events", "gone", "has_funes_hooks", "hook_args", "hook_command", "hook_script", "install_script",
     "is_funes_command", "is_funes_entry", "is_funes_group", "load_json_object", "mcp_args", "merge_hooks",
-    "packaged", "prune_dirs", "push_script", "quote", "register_mcp", "remove_file",
+    "packaged", "prune_dirs", "push_script", "push_script_status", "quote", "register_mcp", "remove_file",
     "remove_tree", "restore_json_user_file", "run_cli", "same", "shell_join", "sync_push_script",
     "unregister", "which", "with_agent_cases", "write_if_changed", "write_json_user_file",
 ]  # fmt: skip

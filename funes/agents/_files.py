@@ -3,6 +3,7 @@ packaged files (the hook scripts, pi's extension)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from importlib import resources
@@ -62,3 +63,17 @@ def remove_tree(path: Path) -> bool:
 def packaged(name: str) -> bytes:
     """A file shipped in ``funes.agents`` (``hooks/funes-index.sh``, ``pi_extension/…``)."""
     return resources.files("funes.agents").joinpath(name).read_bytes()
+
+
+def written_args(data: bytes, prefix: bytes) -> list[str] | None:
+    """The JSON array of strings that follows ``prefix`` in ``data`` (an argv funes wrote into
+    a plugin, ``const HOOK = [...]``); None when there is none."""
+    at = data.find(prefix)
+    if at < 0:
+        return None
+    try:
+        args, _ = json.JSONDecoder().raw_decode(data[at + len(prefix) :].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    ok = isinstance(args, list) and all(isinstance(a, str) for a in args)
+    return args if ok else None

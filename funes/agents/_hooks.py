@@ -44,6 +44,15 @@ def push_script() -> bytes:
     return packaged(f"hooks/{PUSH_SCRIPT}")
 
 
+def push_script_status(path: Path) -> dict[str, Any]:
+    """The ``push_script`` and ``push_script_current`` of an agent's status (`funes doctor`)."""
+    there = path.exists()
+    return {
+        "push_script": str(path) if there else None,
+        "push_script_current": there and path.read_bytes() == push_script(),
+    }
+
+
 def sync_push_script(ctx: Context, dest: Path) -> bool:
     """Install the push hook script when a Hub memory is bound, remove it otherwise."""
     if ctx.push_memory:
@@ -60,11 +69,30 @@ def quote(field_: str) -> str:
     return '"' + field_.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def hook_command(script: str, agent: str, funes_bin: str, memory: str | None) -> str:
+def hook_command(
+    script: str, agent: str, funes_bin: str, memory: str | None, push: str | None = None
+) -> str:
+    """``bash "<script>" "<agent>" --funes "<FUNES>" [--memory "<M>"] [--push "<HUB>"]``."""
     parts = ["bash", quote(script), quote(agent), "--funes", quote(funes_bin)]
     if memory:
         parts += ["--memory", quote(memory)]
+    if push:
+        parts += ["--push", quote(push)]
     return " ".join(parts)
+
+
+def hook_args(
+    script: str, agent: str, funes_bin: str, memory: str | None, push: str | None = None
+) -> list[str]:
+    """The hook script's argv after ``bash``. ``push`` (the index hook of an agent with no
+    session-end event, bound to a Hub memory) has the index hook publish that memory after its
+    index run."""
+    args = [script, agent, "--funes", funes_bin]
+    if memory:
+        args += ["--memory", memory]
+    if push:
+        args += ["--push", push]
+    return args
 
 
 def is_funes_command(command: object) -> bool:

@@ -23,11 +23,13 @@ from typing import Any
 
 from funes.agents._common import (
     INDEX_SCRIPT,
+    PUSH_SCRIPT,
     ConfigError,
     Context,
     Originals,
     Result,
     funes_events,
+    hook_args,
     hook_command,
     hook_script,
     install_script,
@@ -37,11 +39,13 @@ from funes.agents._common import (
     mcp_args,
     merge_hooks,
     prune_dirs,
+    push_script_status,
     remove_file,
     remove_tree,
     restore_json_user_file,
     same,
     shell_join,
+    sync_push_script,
     write_if_changed,
     write_json_user_file,
 )
@@ -50,9 +54,14 @@ from funes.agents._registry import Agent, Asker
 SERVER = "funes"
 SCHEDULE = (
     "its sessions are picked up by the next `funes index` (it has no hook funes can install): "
-    "schedule one — e.g. `crontab -e` → `*/15 * * * * {bin} index -q`"
+    "schedule one — e.g. `crontab -e` → `*/15 * * * * {bin} index -q{push}`"
 )
+# With a Hub memory bound, the same scheduled line publishes it (no hook can).
+SCHEDULED_PUSH = " && {bin} push {memory} --yes"
+# What `funes doctor` lists as the push hook of an agent whose index hook pushes after its run.
+AFTER_INDEX = "after the index run"
 HOOK_STATUS = "Indexing into funes memory"
+PUSH_STATUS = "Publishing funes memory"
 
 
 def env_dir(name: str, default: Path) -> Path:
@@ -83,7 +92,9 @@ class Hooks:
     ``{"hooks": [entry]}`` group (Claude Code's shape, Gemini CLI's) rather than listing it
     flat (Cursor, Copilot CLI). ``skeleton`` is what a file funes creates holds besides
     (``{"version": 1}``). ``off(doc)`` says why the agent will not run the hooks, read from the
-    same file (a switched-off hooks system), for `funes doctor`."""
+    same file (a switched-off hooks system), for `funes doctor`. ``push_events`` are the
+    agent's session-end events, where a bound Hub memory is published (`funes-push.sh`, as
+    for Claude Code); an agent without one has its index hook publish after its run."""
 
     file: Callable[[Context], Path]
     events: tuple[str, ...]
@@ -91,15 +102,20 @@ class Hooks:
     grouped: bool = False
     skeleton: dict[str, Any] = field(default_factory=dict)
     off: Callable[[dict[str, Any]], str | None] | None = None
+    push_events: tuple[str, ...] = ()
 
     def ours(self, item: object) -> bool:
         return is_funes_group(item) if self.grouped else is_funes_entry(item)
 
-    def desired(self, command: str) -> dict[str, list[dict[str, Any]]]:
+    def desired(self, command: str, push: str | None = None) -> dict[str, list[dict[str, Any]]]:
+        """funes' entries: the index ``command`` on each event, then the ``push`` command (if
+        any) on each push event."""
         out: dict[str, list[dict[str, Any]]] = {}
-        for event in self.events:
-            hook = self.entry(command, event)
-            out[event] = [{"hooks": [hook]}] if self.grouped else [hook]
+        wanted = [(e, command) for e in self.events]
+        wanted += [(e, push) for e in self.push_events if push]
+        for event, cmd in wanted:
+            hook = self.entry(cmd, event)
+            out.setdefault(event, []).append({"hooks": [hook]} if self.grouped else hook)
         return out
 
 
@@ -107,10 +123,13 @@ class Hooks:
 class Plugin:
     """Files of funes' own that make the agent run the index hook (an OpenCode plugin):
     ``files(ctx, command_args)`` maps each path to its bytes, where ``command_args`` are the
-    hook script's path and arguments; ``events`` are what the plugin listens to."""
+    hook script's path and arguments; ``events`` are what the plugin listens to;
+    ``installed_args`` reads ``command_args`` back from the plugin as written."""
 
     files: Callable[[Context, list[str]], dict[Path, bytes]]
     events: tuple[str, ...]
+    # the hook script's argv written in an installed plugin (its first file), None if unreadable
+    installed_args: Callable[[bytes], list[str] | None] = lambda data: None
 
 
 @dataclass(frozen=True)
@@ -145,13 +164,32 @@ def mcp_json_agent(
     def wanted(ctx: Context) -> dict[str, Any]:
         return http_entry(ctx.mcp_url) if ctx.mcp_url else entry(ctx)
 
+    # A bound Hub memory is published at the agent's session end, else after each index run.
+    push_at_end = hooks is not None and bool(hooks.push_events)
+
+    def push_after_index(ctx: Context) -> str | None:
+        return ctx.push_memory if hooked and not push_at_end else None
+
     def command(ctx: Context) -> str:
         script = str(script_dir(ctx, name) / INDEX_SCRIPT)
-        return hook_command(script, name, ctx.funes_bin, ctx.index_memory)
+        return hook_command(script, name, ctx.funes_bin, ctx.index_memory, push_after_index(ctx))
+
+    def push_command(ctx: Context) -> str | None:
+        if not (push_at_end and ctx.push_memory):
+            return None
+        script = str(script_dir(ctx, name) / PUSH_SCRIPT)
+        return hook_command(script, name, ctx.funes_bin, ctx.push_memory)
 
     def command_args(ctx: Context) -> list[str]:
-        args = [str(script_dir(ctx, name) / INDEX_SCRIPT), name, "--funes", ctx.funes_bin]
-        return args + (["--memory", ctx.index_memory] if ctx.index_memory else [])
+        script = str(script_dir(ctx, name) / INDEX_SCRIPT)
+        return hook_args(script, name, ctx.funes_bin, ctx.index_memory, push_after_index(ctx))
+
+    def push_where(ctx: Context) -> str:
+        """Where the push runs, as `add` says it and `doctor` lists it."""
+        if push_at_end:
+            assert hooks is not None
+            return ", ".join(hooks.push_events)
+        return AFTER_INDEX
 
     def mcp_part(ctx: Context) -> _Part:
         def put(doc: dict[str, Any]) -> dict[str, Any]:
@@ -177,7 +215,7 @@ def mcp_json_agent(
     def hooks_part(ctx: Context, h: Hooks) -> _Part:
         def put(doc: dict[str, Any]) -> dict[str, Any]:
             base = doc or dict(h.skeleton)  # a file funes creates starts as the skeleton
-            return merge_hooks(base, h.desired(command(ctx)), h.ours)
+            return merge_hooks(base, h.desired(command(ctx), push_command(ctx)), h.ours)
 
         def strip(doc: dict[str, Any]) -> dict[str, Any]:
             return merge_hooks(doc, {}, h.ours) if "hooks" in doc else doc
@@ -186,6 +224,8 @@ def mcp_json_agent(
             return bool(funes_events(doc, h.ours))
 
         what = f"index hook on {', '.join(h.events)}"
+        if ctx.push_memory:
+            what += f" (push of {ctx.push_memory}: {push_where(ctx)})"
         return _Part(what, put, strip, has, ("hooks",), h.skeleton)
 
     def parts(ctx: Context) -> dict[Path, list[_Part]]:
@@ -199,10 +239,16 @@ def mcp_json_agent(
             script = script_dir(ctx, name) / INDEX_SCRIPT
             wrote = install_script(script)
             res.did(f"hook script {ctx.show(script)}" + ("" if wrote else ", unchanged"), wrote)
+            push = script_dir(ctx, name) / PUSH_SCRIPT
+            if sync_push_script(ctx, push) and ctx.push_memory:
+                res.did(f"push script {ctx.show(push)}")
         if plugin is not None:
             for path, data in plugin.files(ctx, command_args(ctx)).items():
                 wrote = write_if_changed(path, data)
-                what = f"plugin {ctx.show(path)} (index hook on {', '.join(plugin.events)})"
+                on = ", ".join(plugin.events)
+                if ctx.push_memory:
+                    on += f"; push of {ctx.push_memory}: {AFTER_INDEX}"
+                what = f"plugin {ctx.show(path)} (index hook on {on})"
                 res.did(what if wrote else f"{what}, unchanged", wrote)
         for path, ps in parts(ctx).items():
             try:
@@ -221,7 +267,8 @@ def mcp_json_agent(
                 where = f"{p.what} in {ctx.show(path)}"
                 res.did(where if wrote else f"{where}, unchanged", wrote)
         if not hooked:
-            res.did(SCHEDULE.format(bin=ctx.funes_bin), False)
+            then = SCHEDULED_PUSH.format(bin=ctx.funes_bin, memory=ctx.push_memory)
+            res.did(SCHEDULE.format(bin=ctx.funes_bin, push=then if ctx.push_memory else ""), False)
 
     def remove(ctx: Context, res: Result) -> None:
         for path, ps in parts(ctx).items():
@@ -275,19 +322,28 @@ def mcp_json_agent(
             "mcp_source": f"{ctx.show(path)} {key}.{SERVER}",
         }
         if not hooked:
-            st["note"] = "no hook: sessions are indexed by `funes index`"
+            st["note"] = (
+                "no hook: sessions are indexed by `funes index` (and a Hub memory published "
+                "by `funes push`), run by hand or on a schedule"
+            )
             return st
         script = script_dir(ctx, name) / INDEX_SCRIPT
         st["script"] = str(script) if script.exists() else None
         st["script_current"] = script.exists() and script.read_bytes() == hook_script()
+        st.update(push_script_status(script_dir(ctx, name) / PUSH_SCRIPT))
         if plugin is not None:
-            files = plugin.files(ctx, command_args(ctx))
-            first = next(iter(files))
+            first = next(iter(plugin.files(ctx, command_args(ctx))))
             st["hooks_file"] = str(first)
-            st["hooks"] = list(plugin.events) if first.exists() else []
-            st["commands"] = [shell_join(["bash", *command_args(ctx)])] if st["hooks"] else []
-            if first.exists() and any(
-                not p.exists() or p.read_bytes() != data for p, data in files.items()
+            if not first.exists():
+                return st
+            # what the plugin was written with (a memory, a push), not what this call names
+            args = plugin.installed_args(first.read_bytes()) or command_args(ctx)
+            st["hooks"] = list(plugin.events)
+            st["push_hooks"] = [AFTER_INDEX] if "--push" in args else []
+            st["commands"] = [shell_join(["bash", *args])]
+            if any(
+                not p.exists() or p.read_bytes() != data
+                for p, data in plugin.files(ctx, args).items()
             ):
                 st["note"] = f"the plugin is out of date: rerun `funes add {name}`"
             return st
@@ -299,13 +355,16 @@ def mcp_json_agent(
             st["note"] = str(e)
             return st
         hdoc = hdoc or {}
-        st["hooks"] = funes_events(hdoc, hooks.ours)
-        st["commands"] = [
-            _command_of(item)
-            for event in st["hooks"]
-            for item in hdoc["hooks"][event]
-            if hooks.ours(item)
-        ]
+        ours = {
+            event: [_command_of(item) for item in hdoc["hooks"][event] if hooks.ours(item)]
+            for event in funes_events(hdoc, hooks.ours)
+        }
+        index = {e: [c for c in cs if PUSH_SCRIPT not in c] for e, cs in ours.items()}
+        st["hooks"] = [e for e, cs in index.items() if cs]
+        st["push_hooks"] = [e for e, cs in ours.items() if any(PUSH_SCRIPT in c for c in cs)]
+        if any("--push" in c for cs in index.values() for c in cs):
+            st["push_hooks"].append(AFTER_INDEX)
+        st["commands"] = [c for cs in ours.values() for c in cs]
         why = hooks.off(hdoc) if hooks.off is not None and st["hooks"] else None
         if why:
             st["note"] = why

@@ -50,7 +50,13 @@ AGENT = mcp_json_agent(
     config,
     entry,
     http_entry=lambda url: {"type": "http", "url": url, "tools": ["*"]},
-    hooks=Hooks(hooks_file, ("Stop", "SessionEnd"), hook, skeleton={"version": 1}),
+    hooks=Hooks(
+        hooks_file,
+        ("Stop", "SessionEnd"),
+        hook,
+        skeleton={"version": 1},
+        push_events=("SessionEnd",),
+    ),
     hook_transcript='"${COPILOT_HOME:-$HOME/.copilot}/session-state/$session/events.jsonl"',
     ask=ASK,
 )

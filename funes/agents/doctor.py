@@ -81,6 +81,14 @@ def agent_report(agent: str, ctx: Context, entries: list[hooklog.Entry]) -> Agen
         rep.notes.append(f"hook configured but its script is missing: rerun `funes add {agent}`")
     elif rep.script and not rep.script_current:
         rep.notes.append(f"hook script is out of date: rerun `funes add {agent}`")
+    if rep.push_hooks and "push_script" in st:
+        if st["push_script"] is None:
+            rep.notes.append(
+                "push hook configured but its script is missing: rerun "
+                f"`funes add {agent} --memory OWNER/NAME`"
+            )
+        elif not st.get("push_script_current"):
+            rep.notes.append(f"push hook script is out of date: rerun `funes add {agent}`")
     if rep.hooks and funes_bin and not rep.funes_bin_ok:
         rep.notes.append(
             f"recorded funes executable {funes_bin} is gone: rerun `funes add {agent}`"

@@ -12,12 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from funes.agents._common import Context
-from funes.agents._mcp_json import HOOK_STATUS, Hooks, env_dir, mcp_json_agent
+from funes.agents._common import PUSH_SCRIPT, Context
+from funes.agents._mcp_json import HOOK_STATUS, PUSH_STATUS, Hooks, env_dir, mcp_json_agent
 from funes.agents._registry import Asker
 from funes.agents.ask import gemini_event
 
 HOOK_NAME = "funes-index"
+PUSH_NAME = "funes-push"
 # `funes ask gemini`: headless off a terminal, the prompt on stdin; MCP servers are limited to
 # one no server is called, so none is started
 NO_MCP = "funes-ask-allows-no-mcp-server"
@@ -33,12 +34,13 @@ def config(ctx: Context) -> Path:
 
 def hook(command: str, event: str) -> dict[str, Any]:
     # timeout in milliseconds; the script returns at once, the work is detached
+    push = PUSH_SCRIPT in command
     return {
-        "name": HOOK_NAME,
+        "name": PUSH_NAME if push else HOOK_NAME,
         "type": "command",
         "command": command,
         "timeout": 15000,
-        "description": HOOK_STATUS,
+        "description": PUSH_STATUS if push else HOOK_STATUS,
     }
 
 
@@ -61,6 +63,13 @@ AGENT = mcp_json_agent(
     "gemini",
     config,
     http_entry=lambda url: {"httpUrl": url},
-    hooks=Hooks(config, ("AfterAgent", "SessionEnd"), hook, grouped=True, off=off),
+    hooks=Hooks(
+        config,
+        ("AfterAgent", "SessionEnd"),
+        hook,
+        grouped=True,
+        off=off,
+        push_events=("SessionEnd",),
+    ),
     ask=ASK,
 )

@@ -12,10 +12,12 @@ from typing import Any
 
 from funes.agents._common import (
     INDEX_SCRIPT,
+    PUSH_SCRIPT,
     Context,
     Result,
     hook_script,
     prune_dirs,
+    push_script_status,
     remove_tree,
 )
 from funes.agents._mcp_json import env_dir
@@ -37,9 +39,10 @@ def add(ctx: Context, res: Result) -> None:
             False,
         )
     changed = sync_extension(ctx, root(ctx), NAME)
+    pushes = f"; push of {ctx.push_memory} on session_shutdown" if ctx.push_memory else ""
     res.did(
-        f"extension in {ctx.show(root(ctx))} (tools recall, get; indexing on agent_end; omp "
-        "loads it at its next start)" + ("" if changed else ", unchanged"),
+        f"extension in {ctx.show(root(ctx))} (tools recall, get; indexing on agent_end{pushes}; "
+        "omp loads it at its next start)" + ("" if changed else ", unchanged"),
         changed,
     )
 
@@ -60,6 +63,7 @@ def status(ctx: Context) -> dict[str, Any]:
         "hooks_file": str(r / "index.ts"),
         "script": str(script) if script.exists() else None,
         "script_current": script.exists() and script.read_bytes() == hook_script(),
+        **push_script_status(r / "scripts" / PUSH_SCRIPT),
         "commands": [],
         "funes_bin": read_beside(r / "funes-bin"),
         "mcp": present,

@@ -4,6 +4,9 @@ each reply the gateway sends (``message:sent``), on ``/new`` and ``/reset`` (who
 OpenClaw then archives as ``<id>.jsonl.reset.<ts>``) and when a session ends. The hook indexes
 the session's transcript when OpenClaw names it, else sweeps OpenClaw's sessions.
 
+With a Hub memory bound, the hook also runs the push hook (``scripts/funes-push.sh``) when a
+session ends; the index stays local.
+
 OpenClaw runs a managed hook once it is enabled, which its own CLI records in
 ``openclaw.json`` (``openclaw hooks enable funes``). funes remembers that file as it was and,
 on `funes remove`, after ``openclaw hooks disable funes``, puts back the user's exact bytes when
@@ -19,14 +22,18 @@ from typing import Any
 
 from funes.agents._common import (
     INDEX_SCRIPT,
+    PUSH_SCRIPT,
     Context,
     Originals,
     Registrations,
     Result,
     cli_error,
+    hook_args,
     hook_script,
     packaged,
     prune_dirs,
+    push_script,
+    push_script_status,
     remove_file,
     remove_tree,
     run_cli,
@@ -35,6 +42,7 @@ from funes.agents._common import (
     which,
     write_if_changed,
 )
+from funes.agents._files import written_args
 from funes.agents._mcp_json import env_dir
 from funes.agents._registry import Agent
 
@@ -42,6 +50,8 @@ NAME = "openclaw"
 HOOK = "funes"
 EVENTS = ("message:sent", "command:new", "command:reset", "session:end")
 MARK = b"/* funes: hook */ []"
+PUSH_MARK = b"/* funes: push */ []"
+PUSH_EVENT = "session:end"
 ENABLE = ["openclaw", "hooks", "enable", HOOK]
 DISABLE = ["openclaw", "hooks", "disable", HOOK]
 
@@ -58,28 +68,56 @@ def config(ctx: Context) -> Path:
     return state_dir(ctx) / "openclaw.json"
 
 
-def hook_args(ctx: Context) -> list[str]:
-    args = [str(root(ctx) / "scripts" / INDEX_SCRIPT), NAME, "--funes", ctx.funes_bin]
-    return args + (["--memory", ctx.index_memory] if ctx.index_memory else [])
+def index_args(ctx: Context) -> list[str]:
+    script = str(root(ctx) / "scripts" / INDEX_SCRIPT)
+    return hook_args(script, NAME, ctx.funes_bin, ctx.index_memory)
 
 
-def files(ctx: Context) -> dict[Path, tuple[bytes, int | None]]:
+def push_args(ctx: Context) -> list[str]:
+    if not ctx.push_memory:
+        return []
+    return hook_args(str(root(ctx) / "scripts" / PUSH_SCRIPT), NAME, ctx.funes_bin, ctx.push_memory)
+
+
+def files(
+    ctx: Context, argv: tuple[list[str], list[str]] | None = None
+) -> dict[Path, tuple[bytes, int | None]]:
+    """The hook's files; ``argv`` (the index and push argv) is what ``ctx`` says unless given."""
+    index, push = argv if argv is not None else (index_args(ctx), push_args(ctx))
     r = root(ctx)
-    handler = packaged("openclaw_hook/handler.ts").replace(
-        MARK, json.dumps(hook_args(ctx)).encode()
+    handler = (
+        packaged("openclaw_hook/handler.ts")
+        .replace(MARK, json.dumps(index).encode())
+        .replace(PUSH_MARK, json.dumps(push).encode())
     )
-    return {
+    out: dict[Path, tuple[bytes, int | None]] = {
         r / "HOOK.md": (packaged("openclaw_hook/HOOK.md"), None),
         r / "handler.ts": (handler, None),
         r / "scripts" / INDEX_SCRIPT: (hook_script(), 0o755),
     }
+    if push:
+        out[r / "scripts" / PUSH_SCRIPT] = (push_script(), 0o755)
+    return out
+
+
+def installed_argv(ctx: Context) -> tuple[list[str], list[str]] | None:
+    """The index and push argv written in the installed handler; None if unreadable."""
+    try:
+        data = (root(ctx) / "handler.ts").read_bytes()
+    except OSError:
+        return None
+    index, push = written_args(data, b"const HOOK = "), written_args(data, b"const PUSH = ")
+    return (index, push) if index is not None and push is not None else None
 
 
 def add(ctx: Context, res: Result) -> None:
     changed = False
     for path, (data, mode) in files(ctx).items():
         changed = write_if_changed(path, data, mode) or changed
-    what = f"hook {ctx.show(root(ctx))} (index on {', '.join(EVENTS)})"
+    if not ctx.push_memory:
+        changed = remove_file(root(ctx) / "scripts" / PUSH_SCRIPT) or changed
+    pushes = f"; push of {ctx.push_memory} on {PUSH_EVENT}" if ctx.push_memory else ""
+    what = f"hook {ctx.show(root(ctx))} (index on {', '.join(EVENTS)}{pushes})"
     res.did(what if changed else f"{what}, unchanged", changed)
     if which("openclaw") is None:
         res.todo(shell_join(ENABLE))
@@ -191,21 +229,25 @@ def _load_bytes(raw: bytes) -> dict[str, Any] | None:
 
 def status(ctx: Context) -> dict[str, Any]:
     r = root(ctx)
-    script = r / "scripts" / INDEX_SCRIPT
+    script, push = r / "scripts" / INDEX_SCRIPT, r / "scripts" / PUSH_SCRIPT
     present = (r / "HOOK.md").exists() and (r / "handler.ts").exists()
+    # what the hook was written with (a memory, a push), not what this call names
+    argv = (installed_argv(ctx) if present else None) or (index_args(ctx), push_args(ctx))
     note = None
     if present and not _enabled(ctx):
         note = f"the hook is not enabled in OpenClaw: run `{shell_join(ENABLE)}`"
     elif present and any(
-        not p.exists() or p.read_bytes() != data for p, (data, _) in files(ctx).items()
+        not p.exists() or p.read_bytes() != data for p, (data, _) in files(ctx, argv).items()
     ):
         note = f"the hook is out of date: rerun `funes add {NAME}`"
     return {
         "hooks": list(EVENTS) if present else [],
+        "push_hooks": [PUSH_EVENT] if present and argv[1] else [],
         "hooks_file": str(r / "HOOK.md"),
         "script": str(script) if script.exists() else None,
         "script_current": script.exists() and script.read_bytes() == hook_script(),
-        "commands": [shell_join(["bash", *hook_args(ctx)])] if present else [],
+        **push_script_status(push),
+        "commands": [shell_join(["bash", *a]) for a in argv if a] if present else [],
         "mcp": False,
         "mcp_source": "OpenClaw (funes registers no MCP server there)",
         "note": note,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from funes.agents._common import Context, mcp_args, packaged
+from funes.agents._files import written_args
 from funes.agents._mcp_json import Plugin, env_dir, mcp_json_agent
 from funes.agents._registry import Asker
 from funes.agents.ask import opencode_event
@@ -42,13 +43,18 @@ def plugin_files(ctx: Context, hook_args: list[str]) -> dict[Path, bytes]:
     return {config_dir(ctx) / "plugins" / "funes.js": js}
 
 
+def installed_args(js: bytes) -> list[str] | None:
+    """The hook script's argv as :func:`plugin_files` wrote it into the plugin."""
+    return written_args(js, b"const HOOK = ")
+
+
 AGENT = mcp_json_agent(
     "opencode",
     config,
     entry,
     key="mcp",
     http_entry=lambda url: {"type": "remote", "url": url, "enabled": True},
-    plugin=Plugin(plugin_files, ("session.idle",)),
+    plugin=Plugin(plugin_files, ("session.idle",), installed_args),
     hook_transcript='"${XDG_DATA_HOME:-$HOME/.local/share}/opencode/opencode.db"',
     ask=ASK,
 )

@@ -8,13 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from funes.agents._common import Context
-from funes.agents._mcp_json import HOOK_STATUS, Hooks, mcp_json_agent
+from funes.agents._common import PUSH_SCRIPT, Context
+from funes.agents._mcp_json import HOOK_STATUS, PUSH_STATUS, Hooks, mcp_json_agent
 from funes.agents._registry import Asker
 from funes.agents.ask import claude_event
 from funes.agents.gemini import NO_MCP
 
 HOOK_NAME = "funes-index"
+PUSH_NAME = "funes-push"
 # `funes ask qwen`: headless off a terminal, the prompt on stdin; its stream-json is Claude
 # Code's (``assistant`` messages, one ``result``); MCP limited as for Gemini CLI, its origin
 ASK = Asker(
@@ -28,12 +29,13 @@ def config(ctx: Context) -> Path:
 
 def hook(command: str, event: str) -> dict[str, Any]:
     # timeout in milliseconds; the script returns at once, the work is detached
+    push = PUSH_SCRIPT in command
     return {
         "type": "command",
         "command": command,
-        "name": HOOK_NAME,
+        "name": PUSH_NAME if push else HOOK_NAME,
         "timeout": 15000,
-        "statusMessage": HOOK_STATUS,
+        "statusMessage": PUSH_STATUS if push else HOOK_STATUS,
     }
 
 
@@ -47,6 +49,8 @@ AGENT = mcp_json_agent(
     "qwen",
     config,
     http_entry=lambda url: {"httpUrl": url},
-    hooks=Hooks(config, ("Stop", "SessionEnd"), hook, grouped=True, off=off),
+    hooks=Hooks(
+        config, ("Stop", "SessionEnd"), hook, grouped=True, off=off, push_events=("SessionEnd",)
+    ),
     ask=ASK,
 )

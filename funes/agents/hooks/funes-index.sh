@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# funes-index.sh AGENT [--funes PATH] [--memory M] — the per-turn / session-end index hook.
+# funes-index.sh AGENT [--funes PATH] [--memory M] [--push HUB] — the per-turn / session-end
+# index hook.
 #
 # The agent pipes its hook payload (JSON: transcript_path, session_id, hook_event_name, cwd) to
 # stdin. The foreground saves it to a temp file, starts a detached worker and exits 0 at once:
@@ -8,6 +9,9 @@
 # `funes index`) and logs one line per step to $FUNES_HOME/logs/hooks.log:
 #   <ISO time> <agent> <event> <session>: start <target> | ok (<summary>) | FAILED (exit N) | …
 # A failure is logged, never surfaced; the next turn catches up (indexing is idempotent).
+# With --push (an agent with no session-end event, bound to a Hub memory), a worker that ran the
+# index then publishes HUB through funes-push.sh beside this script, at most once every
+# $FUNES_PUSH_MINUTES (15) minutes: not one Hub commit per turn.
 # Installed by `funes add <agent>`; see hooks/README.md.
 set -u
 # Logs and markers are the user's alone, whatever umask the agent runs hooks with.
@@ -68,10 +72,12 @@ agent=${1:-claude}
 [ $# -gt 0 ] && shift
 funes_bin=${FUNES_BIN:-}
 memory=""
+push=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--funes) funes_bin=${2:-}; shift 2 || shift ;;
 	--memory) memory=${2:-}; shift 2 || shift ;;
+	--push) push=${2:-}; shift 2 || shift ;;
 	*) shift ;;
 	esac
 done
@@ -363,14 +369,26 @@ drain() {
 	done
 }
 
+drained=""
 while :; do
 	take_lock || break
 	# Let the rest of a burst land in the queue: one run then covers all of it.
 	sleep "${FUNES_HOOK_SETTLE:-0.2}" 2>/dev/null
 	drain
+	drained=1
 	release_lock
 	# A target queued after the last look but before the release finds no holder: look again.
 	queued || break
 done
 [ "$out" = /dev/null ] || rm -f "$out"
+
+# The push after the index run (--push): only by the worker that ran it, so what it publishes
+# holds this turn. funes-push.sh logs it and runs one push per memory at a time.
+if [ -n "$push" ] && [ -n "$drained" ]; then
+	stamp="$logdir/.pushed.$(printf '%s' "$push" | cksum | cut -d' ' -f1)"
+	if [ -z "$(find "$stamp" -mmin "-${FUNES_PUSH_MINUTES:-15}" 2>/dev/null)" ]; then
+		: >"$stamp"
+		bash "$(dirname "$0")/funes-push.sh" --worker "$event" "$agent" --funes "$funes_bin" --memory "$push"
+	fi
+fi
 exit 0
