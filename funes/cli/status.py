@@ -48,8 +48,8 @@ def _status(spec: str | None, as_json: bool) -> str:
     from funes.store.status import cached_status
 
     one = parse_one(spec)
-    # A local memory unchanged since the last status: its counts come from the cache, without
-    # opening the table (0.3 s of CPU less at 20k chunks, measured: Lance, pyarrow and numpy).
+    # A local memory's counts come from the counts.json its writers keep, without opening the
+    # table (0.3 s of CPU less at 20k chunks, measured: Lance, pyarrow and numpy).
     path = None if one.remote else one.path
     st = None if path is None else cached_status(path)
     note = ""

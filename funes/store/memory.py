@@ -33,7 +33,7 @@ from funes.chunking import EMBEDDED_SPLITS
 from funes.errors import FunesError, no_space
 from funes.models.pins import EMBEDDER_PIN
 from funes.records import Chunk
-from funes.store import redaction
+from funes.store import counts, redaction
 from funes.store.lexical import LexicalIndex
 from funes.store.lock import WriterLock
 from funes.store.paths import TABLE, default_memory_dir, memory_dir, memory_label
@@ -405,6 +405,47 @@ class MemoryWriter:
         self.memory = memory
         self._table = _lancedb_table(memory.path)
         self._ids: set[str] | None = None
+        self._counts = self._load_counts()
+
+    # ------------------------------------------------------------------ counts.json
+
+    def _load_counts(self) -> tuple[counts.TableCounts, counts.TableState] | None:
+        """The counts of the table as this writer found it: the file's, when they describe
+        it; zero for an empty table; else None (this writer keeps no counts, and the next
+        `funes status` counts the table and writes them)."""
+        found = counts.read(self.memory.path)
+        if found is not None:
+            return found
+        state = counts.signature(self.memory.path)
+        if state is None or state.version != self.memory.version or self.memory.count():
+            return None
+        zero = counts.TableCounts(model=self.memory.model)
+        counts.write(self.memory.path, zero, state)
+        return zero, state
+
+    def _counts_before(self) -> counts.TableCounts | None:
+        """The counts, if they still describe the table (nothing committed since they were
+        written); call it before a commit whose change is then given to :meth:`_counts_after`."""
+        if self._counts is None:
+            return None
+        c, state = self._counts
+        now = counts.signature(self.memory.path)
+        if now is None or now.sig != state.sig:
+            self._counts = None
+            return None
+        return c
+
+    def _counts_after(self, c: counts.TableCounts | None) -> None:
+        """Record ``c`` (the counts before this writer's commit, changed by it) as the counts of
+        the table as it is now."""
+        if c is None:
+            return
+        state = counts.signature(self.memory.path)
+        if state is None or state.version != self.memory.version:
+            self._counts = None
+            return
+        counts.write(self.memory.path, c, state)
+        self._counts = (c, state)
 
     @property
     def ids(self) -> set[str]:
@@ -454,6 +495,7 @@ class MemoryWriter:
             return 0
         if not redacted:  # before the rows land: a crash must not leave them vouched for
             redaction.invalidate(self.memory.path)
+        before = self._counts_before()
         try:
             self._table.add(chunks_to_arrow(new, self.memory))
         except BaseException:
@@ -461,6 +503,11 @@ class MemoryWriter:
                 ids.discard(c.id)
             raise
         self.memory.reload()
+        if before is not None:
+            before.add_rows(
+                [(c.session_id, c.harness) for c in new], sum(1 for c in new if waits(c))
+            )
+        self._counts_after(before)
         self.memory.lexical.append([c.id for c in new], _lexical_texts(new))
         self.memory.lexical.commit(self.memory.version)
         return len(new)
@@ -480,6 +527,7 @@ class MemoryWriter:
             data = chunks_to_arrow([], self.memory)
         if gone:
             m = m.when_not_matched_by_source_delete(sql_in("id", gone))
+        self._counts = None  # rows of any session change: the next status counts the table
         m.execute(data)
         self.memory.reload()
         self.memory.lexical.delete([*gone, *(c.id for c in chunks)])
@@ -496,6 +544,7 @@ class MemoryWriter:
         Readers using an older table version fail (their files are gone): call it only for
         a rewrite that must not be recoverable (`funes scrub`), under the writer lock.
         """
+        self._counts = None
         self.memory.lexical.compact()
         self.memory.lexical.commit(self.memory.version)
         with warnings.catch_warnings():
@@ -510,8 +559,9 @@ class MemoryWriter:
         self.memory.reload()
         self.memory.lexical.commit(self.memory.version)
 
-    def set_vectors(self, ids: Sequence[str], vectors: np.ndarray) -> None:
-        """Store vectors for existing rows (one commit)."""
+    def set_vectors(self, ids: Sequence[str], vectors: np.ndarray, waited: bool = False) -> None:
+        """Store vectors for existing rows (one commit). ``waited``: the caller knows each of
+        them was waiting for one (:meth:`backfill`), else the rows still waiting are counted."""
         # lazy: pyarrow stays off fast commands' start-up
         import pyarrow as pa
 
@@ -530,8 +580,14 @@ class MemoryWriter:
                 "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), type=vec_type),
             }
         )
+        before = self._counts_before()
         self._table.merge_insert("id").when_matched_update_all().execute(batch)
         self.memory.reload()
+        if before is not None:
+            before.without_vectors = (
+                before.without_vectors - len(ids) if waited else self.memory.count_without_vectors()
+            )
+        self._counts_after(before)
         self.memory.lexical.commit(self.memory.version)
 
     def backfill(
@@ -551,7 +607,8 @@ class MemoryWriter:
             rows = self.memory.fetch(todo[i : i + batch], ["text"])
             if not rows:
                 continue
-            self.set_vectors([r["id"] for r in rows], embed([r["text"] or "" for r in rows]))
+            texts = [r["text"] or "" for r in rows]
+            self.set_vectors([r["id"] for r in rows], embed(texts), waited=True)
             done += len(rows)
             if on_progress is not None:
                 on_progress(len(rows))
@@ -562,6 +619,7 @@ class MemoryWriter:
         if not ids:
             return 0
         before = self.memory.count()
+        self._counts = None  # which sessions lose rows is not read: the next status counts
         for i in range(0, len(ids), 1000):
             self._table.delete(sql_in("id", ids[i : i + 1000]))
         self.memory.reload()
@@ -583,6 +641,7 @@ class MemoryWriter:
         name of each phase as it starts."""
         step = on_step or (lambda _: None)
         report: dict[str, Any] = {}
+        before = self._counts_before()  # optimizing changes no count but the ANN index
         step("compacting the lexical index")
         t0 = time.monotonic()
         self.memory.lexical.compact()
@@ -607,11 +666,19 @@ class MemoryWriter:
         t0 = time.monotonic()
         self._table.optimize(cleanup_older_than=cleanup_older_than)
         self.memory.reload()
+        if before is not None:
+            before.ann_index = self.memory.has_ann_index()
+        self._counts_after(before)
         report["table_s"] = round(time.monotonic() - t0, 2)
         self.memory.lexical.commit(self.memory.version)
         report["vectors"] = with_vectors
         report["ann"] = self.memory.has_ann_index()
         return report
+
+
+def waits(chunk: Chunk) -> bool:
+    """Whether ``chunk``, stored, waits for a vector (:data:`WAITING_FOR_VECTOR`)."""
+    return chunk.vector is None and (chunk.split_idx is None or chunk.split_idx < EMBEDDED_SPLITS)
 
 
 def deletion_files(path: Path) -> list[Path]:
