@@ -4,6 +4,7 @@ onnxruntime only when a question must be embedded."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -67,3 +68,35 @@ def test_recall_over_a_memory_without_vectors_never_imports_onnxruntime(tmp_path
     r = run_cmd("funes", "index", REPO / "contrib" / "samples", "--no-embed", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert loaded("recall", "tile cache", "--memory", mem) == set()
+
+
+BLAS_PROBE = """
+import ctypes, glob, os, sys
+import funes.cli.main as m
+try:
+    m.main(sys.argv[1:])
+except SystemExit:
+    pass
+import numpy
+lib = glob.glob(os.path.join(os.path.dirname(numpy.__file__) + ".libs", "*openblas*"))[0]
+threads = ctypes.CDLL(lib).scipy_openblas_get_num_threads64_()
+print(f"BLAS={threads} ENV={os.environ.get('OPENBLAS_NUM_THREADS')}", file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    "argv", [["get", SESSION, "c-11", "--window", "1"], ["get", SESSION, "--from", "2"]]
+)
+def test_get_starts_numpy_with_one_blas_thread_and_leaves_the_environment_as_it_was(
+    argv: list[str], samples_memory: Path
+) -> None:
+    """OpenBLAS's threads (one per core) spin at numpy's import; get multiplies no matrix."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: OpenBLAS starts one thread anyway")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    p = subprocess.run(
+        [sys.executable, "-c", BLAS_PROBE, *argv, "--memory", str(samples_memory)],
+        capture_output=True, stdin=subprocess.DEVNULL, timeout=120, check=False, env=env,
+    )  # fmt: skip
+    assert b"tile" in p.stdout or b"turn=" in p.stdout, p.stderr.decode()
+    assert p.stderr.decode().splitlines()[-1] == "BLAS=1 ENV=None"
