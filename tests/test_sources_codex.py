@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import tempfile
 from pathlib import Path
 
-from conftest import write_jsonl
+from conftest import run_cmd, write_jsonl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from funes import sources
 from funes.records import dumps
@@ -169,3 +173,113 @@ def test_turn_ids_are_stable_when_the_log_grows(tmp_path: Path) -> None:
     write_jsonl(f, [*EXAMPLE, dumps(item({"type": "message", "role": "user", "content": "more"}))])
     after = [t.turn_uuid for t in sources.parse([f])]
     assert after[: len(before)] == before and len(after) == len(before) + 1
+
+
+# ---------------------------------------------------------------------------- injected context
+
+# What Codex writes into user messages itself, as rollouts show it (codex-rs): AGENTS.md and user
+# instructions, a skill's body, the environment and its other session-prefix tags.
+CODEX_CONTEXT = [
+    "# AGENTS.md instructions for /srv/app\n\n<INSTRUCTIONS>\n# AGENTS.md\r\nUse pnpm.\n</INSTRUCTIONS>",
+    "<user_instructions>\nalways answer in French\n</user_instructions>",
+    "<skill>\n<name>apply-grant</name>\n</skill>",
+    "<environment_context>\n  <cwd>/srv/app</cwd>\n  <shell>zsh</shell>\n</environment_context>",
+    "<turn_aborted>\nThe user interrupted the previous turn.\n</turn_aborted>",
+    "<subagent_notification>{}</subagent_notification>",
+]
+
+
+def user_msg(*texts: str) -> dict[str, object]:
+    parts = [{"type": "input_text", "text": t} for t in texts]
+    return item({"type": "message", "role": "user", "content": parts})
+
+
+def rollout(context: list[str], prompt: str) -> list[dict[str, object] | str]:
+    """session_meta, a developer message, Codex's context messages, the user's prompt and an
+    answer — with a malformed and a truncated line among them."""
+    return [
+        EXAMPLE[0],
+        item(
+            {
+                "type": "message",
+                "role": "developer",
+                "content": [
+                    {
+                        "type": "input_text",
+                        "text": "<permissions instructions>sandboxed</permissions instructions>",
+                    }
+                ],
+            }
+        ),
+        *[user_msg(c) for c in context],
+        "{not json",
+        user_msg(prompt),
+        item(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "done"}],
+            }
+        ),
+        '{"timestamp":"2026-03-03T08:00:09.000Z","type":"response_item","payload":{"type":"mes',
+    ]
+
+
+def _case(text: str, flips: list[bool]) -> str:
+    """``text`` with some letters' case flipped (Codex compares its tags case-insensitively)."""
+    return "".join(
+        c.swapcase() if f else c for c, f in zip(text, flips + [False] * len(text), strict=False)
+    )
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    context=st.lists(
+        st.tuples(
+            st.sampled_from(CODEX_CONTEXT),
+            st.lists(st.booleans(), max_size=24),
+            st.sampled_from(["", " ", "\n", "\t\n "]),
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    prompt=st.text(min_size=1, max_size=80).filter(
+        lambda t: t.strip() and not t.lstrip().startswith(("<", "#"))
+    ),
+)
+def test_context_codex_writes_is_meta_and_the_users_prompt_stays_user(
+    tmp_path: Path, context: list[tuple[str, list[bool], str]], prompt: str
+) -> None:
+    texts = [lead + _case(c, flips) for c, flips, lead in context]
+    with tempfile.TemporaryDirectory(dir=tmp_path) as d:
+        f = write_jsonl(Path(d) / "rollout.jsonl", rollout(texts, prompt))
+        files: list[sources.FileStats] = []
+        turns = list(sources.parse([f], on_file=files.append))
+        stats = files[0]
+    roles = [t.role for t in turns]
+    assert roles == ["developer", *["meta"] * len(texts), "user", "assistant"]
+    assert turns[len(texts) + 1].blocks[0].text == prompt
+    assert sum(stats.skipped.values()) == 2  # the malformed and the truncated line
+
+
+def test_a_user_message_mixing_context_and_a_prompt_stays_user(tmp_path: Path) -> None:
+    f = write_jsonl(
+        tmp_path / "r.jsonl", [EXAMPLE[0], user_msg(CODEX_CONTEXT[3], "now fix the login bug")]
+    )
+    assert [t.role for t in sources.parse([f])] == ["user"]
+
+
+def test_sessions_list_the_users_own_first_prompt_not_codexs_context(tmp_path: Path) -> None:
+    day = tmp_path / ".codex" / "sessions" / "2026" / "03" / "03"
+    write_jsonl(day / "rollout-2026-03-03T08-00-00-0190aa-bb.jsonl",
+                rollout(CODEX_CONTEXT[:4], "help me apply for the grant"))  # fmt: skip
+    mem = tmp_path / "memory"
+    r = run_cmd("funes", "index", tmp_path / ".codex", "--no-embed", "--memory", mem)
+    assert r.returncode in (0, 1), r.stderr
+    r = run_cmd("funes", "sessions", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode().splitlines()[1] == "  > help me apply for the grant"
+    r = run_cmd("funes", "sessions", "--memory", mem, "--json")
+    assert json.loads(r.stdout)["prompt"] == "help me apply for the grant"

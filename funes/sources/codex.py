@@ -3,7 +3,8 @@
 Each line is an envelope `{timestamp, type, payload}`; every kept
 `response_item` is its own turn, with the synthesized id `<session>-<seq>` so a grown log keeps
 its ids. Roles are verbatim (`developer` messages are kept as `developer`); tool outputs are
-role `tool`. Encrypted reasoning is never read — only the reasoning summaries.
+role `tool`; a user message Codex itself wrote (:data:`CONTEXT_PREFIXES`) is role `meta`, as
+Claude Code's `isMeta` text is. Encrypted reasoning is never read — only the reasoning summaries.
 """
 
 from __future__ import annotations
@@ -23,6 +24,30 @@ from funes.sources import (
     repo_of,
     workdir_of_path,
 )
+
+# How the user messages Codex writes itself begin (codex-rs: user and AGENTS.md instructions,
+# skill bodies, and its "session prefix" tags), compared case-insensitively after leading
+# whitespace. Such a message is not something the user typed: it is role `meta`, so `funes
+# sessions` shows the user's own first prompt and `--role user` finds what they asked.
+CONTEXT_PREFIXES = (
+    "# agents.md instructions for ",
+    "<user_instructions>",
+    "<skill>",
+    "<environment_context>",
+    "<turn_aborted>",
+    "<context_update>",
+    "<subagent_notification>",
+    "<tool_context>",
+    "<reasoning_context>",
+    "<pinned_notes>",
+)
+
+
+def injected(blocks: list[Block]) -> bool:
+    """Whether every text of a user message is context Codex wrote (:data:`CONTEXT_PREFIXES`)."""
+    return bool(blocks) and all(
+        b.text.lstrip().lower().startswith(CONTEXT_PREFIXES) for b in blocks
+    )
 
 
 def sniff(first: dict[str, Any]) -> bool:
@@ -118,7 +143,8 @@ def _item(p: dict[str, Any], names: dict[str, str]) -> tuple[str, list[Block]] |
                     text = part.get("text")
                     if isinstance(text, str) and not is_blank(text):
                         blocks.append(Block("text", text))
-        return (role if isinstance(role, str) else "", blocks)
+        role = role if isinstance(role, str) else ""
+        return ("meta" if role == "user" and injected(blocks) else role, blocks)
     if ptype == "reasoning":
         summary = p.get("summary")
         texts = [
