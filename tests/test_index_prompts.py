@@ -107,3 +107,45 @@ def test_when_the_budget_ends_while_embedding_the_terminal_is_asked_to_finish(
     assert questions[0].endswith("left, rough). Finish it now? [Y/n] ")
     assert report.without_vectors == 0 and report.embedded == report.chunks > 0
     assert report.sessions == 1
+
+
+class _Clock:
+    """A Progress that moves the run's clock past its budget once the first vectors are
+    committed: the budget ends part-way through the embedding."""
+
+    def __init__(self, clock: list[float]) -> None:
+        self.clock = clock
+        self.embedding: list[tuple[int, int]] = []
+
+    def status(self, text: str) -> None:
+        return None
+
+    def update(
+        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
+    ) -> None:
+        if phase == "embedding":
+            self.embedding.append((done, total))
+            if done:
+                self.clock[0] += 1000
+
+    def clear(self) -> None:
+        return None
+
+
+def test_a_run_finished_past_its_budget_counts_every_vector_it_embedded(
+    private_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_claude(private_home, "sess-f", 180)  # 300 chunks: more than one commit of vectors
+    clock = [0.0]
+    monkeypatch.setattr(indexer.time, "monotonic", lambda: clock[0])
+    progress = _Clock(clock)
+    questions: list[str] = []
+    opts = indexer.IndexOptions(home=private_home, interactive=True, budget=60)
+    report = indexer.index(opts, progress=progress, ask=lambda q: questions.append(q) or True)
+    assert len(questions) == 1 and "still need vectors" in questions[0]
+    assert 0 < int(questions[0].split(" chunks")[0].replace(",", "")) < report.chunks
+    # The summary counts the vectors embedded before the question and after it.
+    assert report.without_vectors == 0
+    assert report.embedded == report.chunks
+    assert report.summary().startswith(f"indexed sessions=1 skipped=0 chunks={report.chunks} "
+                                       f"embedded={report.chunks}")  # fmt: skip

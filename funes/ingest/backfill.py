@@ -70,7 +70,9 @@ def embed_behind(
         done += n
         progress.update("embedding", done, missing, done)
 
-    report.embedded = w.backfill(embed, deadline=deadline, on_progress=tick)
+    # Added to what the run embedded already: a run past its budget embeds in two calls, before
+    # the question to finish and after it.
+    report.embedded += w.backfill(embed, deadline=deadline, on_progress=tick)
     progress.clear()
 
 
