@@ -3,6 +3,7 @@ run without a terminal prints instead, and a summary that counts sessions once."
 
 from __future__ import annotations
 
+import itertools
 import os
 import select
 import subprocess
@@ -149,3 +150,38 @@ def test_a_run_finished_past_its_budget_counts_every_vector_it_embedded(
     assert report.embedded == report.chunks
     assert report.summary().startswith(f"indexed sessions=1 skipped=0 chunks={report.chunks} "
                                        f"embedded={report.chunks}")  # fmt: skip
+
+
+class _Recorder:
+    """A Progress that records what a terminal would be shown, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, ...]] = []
+
+    def status(self, text: str) -> None:
+        self.events.append(("status", text))
+
+    def update(
+        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
+    ) -> None:
+        self.events.append(("update", phase, str(done), str(total)))
+
+    def clear(self) -> None:
+        return None
+
+
+def test_the_embedding_bar_shows_once_the_model_is_loaded_and_moves_every_few_seconds(
+    private_home: Path,
+) -> None:
+    src = write_claude(private_home, "sess-b", 180)  # 300 chunks: more than one commit
+    progress = _Recorder()
+    opts = indexer.IndexOptions(paths=[str(src)], home=private_home, budget=None)
+    report = indexer.index(opts, progress=progress)
+    assert report.embedded == report.chunks == 300
+    ev = progress.events
+    loading = next(i for i, e in enumerate(ev) if e[0] == "status" and "embedding model" in e[1])
+    # Right after the model loads, the bar at 0 — not the loading line until 256 are embedded.
+    assert ev[loading + 1] == ("update", "embedding", "0", "300")
+    done = [int(e[2]) for e in ev[loading + 1 :] if e[:2] == ("update", "embedding")]
+    assert done[-1] == 300 and done == sorted(done)
+    assert max(b - a for a, b in itertools.pairwise(done)) <= 64

@@ -63,16 +63,24 @@ def embed_behind(
     except FunesError as e:
         report.embed_note = f"vectors pending for {missing} chunks: {e}"
         return
+    # The model is loaded: the bar replaces the loading line at once, and moves with every
+    # EMBED_BATCH chunks embedded (not with every commit of BACKFILL_COMMIT: half a minute on
+    # a busy machine, which read as the model still loading).
+    progress.update("embedding", 0, missing, 0, force=True)
     done = 0
 
-    def tick(n: int) -> None:
+    def embed_ticking(texts: list[str]) -> np.ndarray:
         nonlocal done
-        done += n
-        progress.update("embedding", done, missing, done)
+        parts = []
+        for i in range(0, len(texts), EMBED_BATCH):
+            parts.append(embed(texts[i : i + EMBED_BATCH]))
+            done += len(parts[-1])
+            progress.update("embedding", min(done, missing), missing, done)
+        return np.concatenate(parts) if parts else embed([])
 
     # Added to what the run embedded already: a run past its budget embeds in two calls, before
     # the question to finish and after it.
-    report.embedded += w.backfill(embed, deadline=deadline, on_progress=tick)
+    report.embedded += w.backfill(embed_ticking, deadline=deadline)
     progress.clear()
 
 
