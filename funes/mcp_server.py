@@ -251,8 +251,8 @@ def get(
     try:
         turns = turn_window(mem, sid, turn, width)
     except FunesError:
-        # Not stored: the reference answers with this line rather than an error.
-        return f"turn {turn_uuid} not found in session {session_id}\n"
+        # Not stored: the reference's line, marked isError (the CLI exits 1 on it).
+        raise Unanswered(f"turn {turn_uuid} not found in session {session_id}\n") from None
     return get_agent(turns, mem.note, mem.label, mem.trusted)
 
 
@@ -343,7 +343,7 @@ def status(memories: Memories, memory: str | None = None) -> str:
         mem = memories.open(memory)
     except MemoryMissing as e:
         label = memory_label(memory_dir(memories.spec(memory)))
-        return f"memory: {label}\n{e}\n"
+        raise Unanswered(f"memory: {label}\n{e}\n") from None
     rr = find_reranker()
     return status_text(
         memory_status(mem, pending_sources(mem.path)),
@@ -353,6 +353,12 @@ def status(memories: Memories, memory: str | None = None) -> str:
             "reranker": rr.name if rr else None,
         },
     )
+
+
+class Unanswered(FunesError):
+    """A tool's failure worded as the reference words it, without the `<tool> error:` prefix (a
+    turn that is not stored, a memory not built yet): still a tool result marked ``isError``,
+    as the CLI exits 1 on it."""
 
 
 def answer(tool: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -365,6 +371,8 @@ def answer(tool: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
 
     try:
         return neutralise(str(fn(*args, **kwargs)))
+    except Unanswered as e:
+        return error_result(neutralise(str(e)))
     except FunesError as e:
         return error_result(neutralise(f"{tool} error: {e}"))
     except Exception as e:

@@ -134,8 +134,8 @@ def test_missing_memory_answers_error_text_and_the_server_keeps_answering(memory
             text, _ = await call(client, "recall", query="tile cache", memory="/nonexistent/mem")
             assert text.startswith("recall error: no index found at /nonexistent/mem — ")
 
-            text, _ = await call(client, "status")
-            assert "no index yet" in text and text.startswith("memory: ")
+            text, is_error = await call(client, "status")
+            assert "no index yet" in text and text.startswith("memory: ") and is_error
 
             # A non-blank `memory` argument wins over the server's default; a blank one does not.
             text, _ = await call(client, "recall", query="tile cache", memory=str(memory))
@@ -143,8 +143,8 @@ def test_missing_memory_answers_error_text_and_the_server_keeps_answering(memory
             text, _ = await call(client, "recall", query="tile cache", memory="  ")
             assert text.startswith("recall error: no index yet")
 
-            text, _ = await call(client, "status", memory=str(memory))
-            assert text.startswith(f"memory: {memory}\nchunks: ")
+            text, is_error = await call(client, "status", memory=str(memory))
+            assert text.startswith(f"memory: {memory}\nchunks: ") and not is_error
 
     run(scenario)
 
@@ -178,8 +178,9 @@ def test_bad_arguments_come_back_as_error_results_not_a_dead_server(memory: Path
             assert text == "get error: 'window' must be a whole number from 0 to 1000 (got -1)"
             assert is_error
 
-            text, _ = await call(client, "get", session_id=SESSION, turn_uuid="nope")
-            assert text == f"turn nope not found in session {SESSION}\n"
+            # Not stored: the reference's line, marked as the failure it is (the CLI exits 1).
+            text, is_error = await call(client, "get", session_id=SESSION, turn_uuid="nope")
+            assert (text, is_error) == (f"turn nope not found in session {SESSION}\n", True)
 
             text, is_error = await call(client, "recall", query="tile cache")
             assert not is_error and "→ get" in text
