@@ -100,7 +100,11 @@ def test_a_registered_agent_is_listed_wired_checked_and_unwired(
     assert "  note: a plug-in agent\n" in doctor.stdout
     assert doctor.stdout.count("\n  hooks: ") == 1  # only the agent asked for
     everyone = funes(plugin, "doctor").stdout
-    assert [ln for ln in everyone.splitlines() if ln and not ln[0].isspace()][: len(names)] == names
+    heads = [ln for ln in everyone.splitlines() if ln and not ln[0].isspace()]
+    assert heads[0] == "aider"  # the one wired; the others on one line, in order
+    assert heads[1] == "not wired: " + ", ".join(n for n in names if n != "aider") + (
+        " — `funes add AGENT` wires one, `funes doctor AGENT` shows one in full"
+    )
 
     removed = funes(plugin, "remove", "aider")
     assert removed.returncode == 0, removed.stderr

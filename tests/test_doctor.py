@@ -30,9 +30,14 @@ def test_doctor_reports_hooks_mcp_and_last_hook_run(private_home: Path, fakes: P
     assert "mcp: registered" in codex
     assert "last hook run: 2026-11-30T09:05:04+0000" in codex
     assert "ok (indexed sessions=1 skipped=0 chunks=2)" in codex
-    claude = text.split("claude\n", 1)[1].split("\ncodex\n", 1)[0]
-    assert "hooks: not installed" in claude and "mcp: not registered" in claude
-    assert "last hook run: never" in claude
+    # The agents funes is not wired to share one line; named, one is shown in full.
+    (idle,) = [ln for ln in text.splitlines() if ln.startswith("not wired: ")]
+    assert idle.startswith("not wired: claude, cline, copilot, cursor, gemini, hermes, ")
+    assert "codex" not in idle and text.count("  hooks: ") == 1
+    assert "`funes add AGENT` wires one, `funes doctor AGENT` shows one in full" in idle
+    claude = funes("doctor", "claude", state=fakes).stdout
+    assert claude.startswith("claude\n  hooks: not installed\n  mcp: not registered\n")
+    assert "last hook run: never" in claude and "not wired" not in claude
     assert "memory: none yet" in text
 
     rep = json.loads(funes("doctor", "codex", "--json", state=fakes).stdout)

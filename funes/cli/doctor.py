@@ -65,10 +65,29 @@ def _ago(ts: str | None, now: datetime) -> str:
     return f" ({secs / 86400:.0f} days ago)"
 
 
-def render(rep: dict[str, Any]) -> str:
+def unwired(a: dict[str, Any]) -> bool:
+    """Nothing of funes on this agent: no hook, no MCP registration, no hook or push run, no
+    note but the one saying it has no hook."""
+    return not (
+        a["hooks"]
+        or a["mcp"]
+        or a["last_start"]
+        or a["last_end"]
+        or a.get("push_hooks")
+        or a.get("last_push")
+        or any(not n.startswith("no hook:") for n in a["notes"])
+    )
+
+
+def render(rep: dict[str, Any], every: bool = True) -> str:
+    """The report as text. ``every`` (no agent named): the agents funes is not wired to are
+    named on one line rather than four lines each, so the ones wired stand out."""
     now = datetime.now().astimezone()
     out: list[str] = []
+    idle = [a["agent"] for a in rep["agents"] if every and unwired(a)]
     for a in rep["agents"]:
+        if a["agent"] in idle:
+            continue
         out.append(a["agent"])
         if a["hooks"]:
             out.append(f"  hooks: installed ({', '.join(a['hooks'])}) in {a['hooks_file']}")
@@ -92,6 +111,11 @@ def render(rep: dict[str, Any]) -> str:
             out.append(f"  last push: {when}{_ago(when, now)}: {a['last_push_outcome']}")
             out += [f"    {line}" for line in a["last_push_detail"]]
         out += [f"  note: {n}" for n in a["notes"]]
+    if idle:
+        out.append(
+            f"not wired: {', '.join(idle)} — `funes add AGENT` wires one, "
+            "`funes doctor AGENT` shows one in full"
+        )
     mem = rep["memory"]
     if mem is None:
         out.append("memory: none yet (run `funes index` or let a hook run)")
@@ -139,7 +163,7 @@ def _main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rep))
     else:
-        print(render(rep), end="")
+        print(render(rep, every=not args.agents), end="")
     if rep["open_files"]["count"] and (args.fix or (not args.json and _ask_fix())):
         _fix(rep)
     return 0
