@@ -38,3 +38,34 @@ def test_help_shows_an_example_the_verb_accepts(verb: str, tmp_path: object) -> 
     args = shlex.split(lines[0].split("  #", 1)[0])
     parser = importlib.import_module(f"funes.cli.{verb}").build_parser()
     parser.parse_args(args)  # exits 2 with a `funes:` line if the example were wrong
+
+
+def _help(*argv: str) -> str:
+    out = subprocess.run(
+        [str(BIN / argv[0]), *argv[1:], "--help"],
+        capture_output=True, text=True, timeout=60, check=True,
+        env={**os.environ, "COLUMNS": "200"},
+    ).stdout  # fmt: skip
+    return " ".join(out.split())
+
+
+@pytest.mark.parametrize("argv", [("funes", "recall"), ("funes-query",), ("funes", "sessions")])
+def test_the_memory_option_says_a_hub_memory_and_several_are_taken(argv: tuple[str, ...]) -> None:
+    """The README's `funes recall … --memory local,ana/funes-memory` is in each search verb's
+    help, not only `a memory directory`."""
+    text = _help(*argv)
+    memory = text.split("--memory M ", 1)[1]
+    assert "owner/name on the Hub" in memory.split(" --", 1)[0]
+    assert "several" in memory.split(" --", 1)[0]
+
+
+def test_parse_all_names_where_it_looks_for_every_agent_or_for_none() -> None:
+    """`funes-parse --all` sweeps every registered agent: its help names all their locations
+    or points to the list, never four of fourteen."""
+    from funes.sources import registry
+
+    text = _help("funes-parse")
+    named = set(re.findall(r"~/[^\s,()]+", text))
+    roots = {f"~/{r}" for src in registry() for r in src.roots}
+    assert named in (set(), roots), named
+    assert named or "docs/sources.md" in text

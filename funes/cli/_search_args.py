@@ -47,7 +47,12 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--until", metavar="WHEN", help="turns up to: 2026-03-01 (that whole day), 30d (ago)"
     )
-    p.add_argument("--memory", metavar="M", help="a memory directory (default: your local memory)")
+    p.add_argument(
+        "--memory",
+        metavar="M",
+        help="a memory: a directory, owner/name on the Hub, or several (local,owner/name); "
+        "default: your local memory",
+    )
 
 
 def search_values(args: argparse.Namespace) -> dict[str, Any]:

@@ -37,8 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--all",
         action="store_true",
-        help="read every agent's known locations under $HOME (~/.claude/projects, "
-        "~/.codex/sessions, ~/.pi/agent/sessions, ~/.hermes/state.db, ~/.hermes/sessions)",
+        help="read every agent's known locations under $HOME, as `funes index` sweeps them "
+        "(docs/sources.md lists each agent's)",
     )
     p.add_argument(
         "--report",
