@@ -359,15 +359,15 @@ _PROSE = re.compile(
     r"(?P<p>[!#-&(-\[\]-_a-~]{8,256})"
 )
 # The ASCII ones are looked for with `in` before the regex runs; the others only in text
-# that is not ASCII.
+# that is not ASCII, and only when it holds one of their letters beyond ASCII (most text that
+# is not ASCII has an arrow, a box-drawing line or an emoji in it, not a word of these names).
 _PROSE_ASCII_TRIGGERS = ("pass", "key", "toke", "secr", "clave", "senha", "chave", "jeton",
                          "kennwort", "contrase", "segredo", "geheim")  # fmt: skip
 _PROSE_OTHER_TRIGGERS = tuple(dict.fromkeys(n for n in _PROSE_NAMES if not n.isascii()))
-# Where a name can start: the first word of each name. The names' alternation is slow to scan
-# for (every position tries every branch), so the names' first words are found with
-# `str.find` and the regex is only matched there.
-_PROSE_STARTS = tuple(sorted({re.split(r"[ -]", n)[0] for n in _PROSE_NAMES}))
-_PROSE_STARTS_ASCII = tuple(w for w in _PROSE_STARTS if w.isascii())
+_PROSE_OTHER_CHARS = re.compile(
+    "[" + "".join(sorted({c for n in _PROSE_OTHER_TRIGGERS for c in n if not c.isascii()})) + "]"
+)
+assert all(_PROSE_OTHER_CHARS.search(n) for n in _PROSE_OTHER_TRIGGERS)
 
 
 def _names_by_trigger() -> dict[str, tuple[tuple[str, int], ...]]:
@@ -376,7 +376,7 @@ def _names_by_trigger() -> dict[str, tuple[tuple[str, int], ...]]:
         t: tuple((n, k) for n in _PROSE_NAMES if n.isascii() for k in _offsets(n, t))
         for t in _PROSE_ASCII_TRIGGERS
     }
-    for n in _PROSE_NAMES:  # ASCII text is searched from the triggers: each name holds one
+    for n in _PROSE_NAMES:  # ASCII names are searched from the triggers: each holds one
         assert not n.isascii() or any(t in n for t in _PROSE_ASCII_TRIGGERS), n
     return {t: names for t, names in out.items() if names}
 
@@ -391,25 +391,31 @@ def _offsets(s: str, sub: str) -> Iterator[int]:
 _NAMES_BY_TRIGGER = _names_by_trigger()
 
 
-def _prose_matches(lowered: str, present: set[str]) -> Iterator[re.Match[str]]:
+def _prose_others(lowered: str) -> tuple[str, ...]:
+    """The names beyond ASCII that ``lowered`` holds (none in ASCII text)."""
+    if lowered.isascii() or _PROSE_OTHER_CHARS.search(lowered) is None:
+        return ()
+    return tuple(n for n in _PROSE_OTHER_TRIGGERS if n in lowered)
+
+
+def _prose_matches(
+    lowered: str, present: set[str], others: tuple[str, ...]
+) -> Iterator[re.Match[str]]:
+    """The prose rule's matches: the regex is tried only where a name starts — the ASCII
+    names around each trigger they hold (not one `find` per name), the others (``others``,
+    from `_prose_others`) where they are."""
     positions: set[int] = set()
-    if lowered.isascii():
-        # where a name is: around each trigger it holds (not one `find` per name's first word)
-        for t, names in _NAMES_BY_TRIGGER.items():
-            if t not in present:
-                continue
-            j = lowered.find(t)
-            while j >= 0:
-                for name, k in names:
-                    if j >= k and lowered.startswith(name, j - k):
-                        positions.add(j - k)
-                j = lowered.find(t, j + 1)
-    else:
-        for word in _PROSE_STARTS:
-            i = lowered.find(word)
-            while i >= 0:
-                positions.add(i)
-                i = lowered.find(word, i + 1)
+    for t, names in _NAMES_BY_TRIGGER.items():
+        if t not in present:
+            continue
+        j = lowered.find(t)
+        while j >= 0:
+            for name, k in names:
+                if j >= k and lowered.startswith(name, j - k):
+                    positions.add(j - k)
+            j = lowered.find(t, j + 1)
+    for name in others:
+        positions.update(_offsets(lowered, name))
     end = -1
     for i in sorted(positions):
         if i < end:
@@ -1251,17 +1257,18 @@ def _scan(text: str, lowered: str, cands: list[Cand]) -> tuple[list[int], set[st
     if hits:
         _providers(text, hits, cands)
     triggered = _triggered(_LOWERED_T, lowered, present)
-    if (
-        not text.isascii()
-        and _PROSE_RULE not in triggered
-        and any(t in lowered for t in _PROSE_OTHER_TRIGGERS)
-    ):
+    others = _prose_others(lowered)
+    if others and not any(r is _PROSE_RULE for r in triggered):
         triggered.append(_PROSE_RULE)
     rules += [(r, lowered) for r in triggered]
     for rule, hay in rules:
         if rule is _BYTES_RULE and _BYTE_ARRAY.search(hay) is None:
             continue  # its regex has no literal to skip to: look for what it needs first
-        matches = _prose_matches(hay, present) if rule is _PROSE_RULE else rule.regex.finditer(hay)
+        matches = (
+            _prose_matches(hay, present, others)
+            if rule is _PROSE_RULE
+            else rule.regex.finditer(hay)
+        )
         for m in matches:
             if rule.group == "value":
                 found = _assignment_value(text, m)
