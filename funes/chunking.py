@@ -128,13 +128,14 @@ def chunk_id(session_id: str, turn_uuid: str, block_idx: int, split_idx: int) ->
 Redactor = Callable[[str], str]
 
 
-def chunk_turn(
+def block_pieces(
     turn: Turn,
     tiers: Iterable[str] = TIERS,
     thinking: bool = True,
     redact: Redactor | None = None,
-) -> Iterator[Chunk]:
-    """The chunks of one turn. ``block_idx`` counts every block, selected or not."""
+) -> Iterator[tuple[int, Block, list[str]]]:
+    """(block_idx, block, its pieces) for each block of ``turn`` the tiers select: the pieces
+    are its text elided, redacted, rendered and split. ``block_idx`` counts every block."""
     wanted = frozenset(tiers)
     for block_idx, block in enumerate(turn.blocks):
         if tier_of(block.type) not in wanted or (block.type == "thinking" and not thinking):
@@ -144,8 +145,19 @@ def chunk_turn(
             text = redact(text)
         rendered = render(Block(block.type, text, block.tool_name, block.tool_use_id))
         del text  # a block can be tens of megabytes: keep one copy, not three
+        yield block_idx, block, split(rendered)
+
+
+def chunk_turn(
+    turn: Turn,
+    tiers: Iterable[str] = TIERS,
+    thinking: bool = True,
+    redact: Redactor | None = None,
+) -> Iterator[Chunk]:
+    """The chunks of one turn. ``block_idx`` counts every block, selected or not."""
+    for block_idx, block, pieces in block_pieces(turn, tiers, thinking, redact):
         extra = {**turn.extra, **block.extra} if block.extra else turn.extra
-        for split_idx, piece in enumerate(split(rendered)):
+        for split_idx, piece in enumerate(pieces):
             yield Chunk(
                 id=chunk_id(turn.session_id, turn.turn_uuid, block_idx, split_idx),
                 text=piece,

@@ -25,6 +25,9 @@ SCHEMA_VERSION = 1
 BLOCK_TYPES = ("text", "thinking", "tool_use", "tool_result")
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+# One JSON value in the canonical form (line breaks not escaped: see `dumps`), for a writer that
+# assembles a record's line from parts it reuses (funes-chunk's chunk lines).
+dumps_value = _dumps
 
 
 class RecordError(ValueError):
@@ -578,7 +581,13 @@ def dumps(record: JsonRecord | dict[str, Any]) -> str:
     (Python's ``str.splitlines``, JavaScript before ES2019) take for line breaks: U+0085, U+2028
     and U+2029 are escaped, so no text inside a record can split its line in two."""
     line = _dumps(record if isinstance(record, dict) else record.to_dict())
-    if not _LINE_BREAKS.search(line):
+    return line if line.isascii() else escape_line_breaks(line)
+
+
+def escape_line_breaks(line: str) -> str:
+    """``line`` with U+0085, U+2028 and U+2029 written as JSON escapes (see :func:`dumps`)."""
+    # three `in`s find a character faster than a class regex scans (and most lines hold none)
+    if "\u2028" not in line and "\u2029" not in line and "\x85" not in line:
         return line
     return _LINE_BREAKS.sub(lambda m: f"\\u{ord(m[0]):04x}", line)
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from funes.chunking import (
     MAX_CHARS,
     OVERLAP,
+    TIERS,
     chunk_id,
     chunk_turn,
     elide_data_uris,
@@ -17,7 +20,8 @@ from funes.chunking import (
     split,
     stitch,
 )
-from funes.records import Block, Turn
+from funes.cli.chunk import chunk_lines
+from funes.records import Block, Turn, dumps
 
 
 def turn(*blocks: Block, session: str = "s1", uuid: str = "t1") -> Turn:
@@ -148,3 +152,51 @@ def test_elision_happens_before_splitting() -> None:
     payload = "A" * 50_000
     (c,) = chunk_turn(turn(Block("text", f"screenshot: data:image/png;base64,{payload} done")))
     assert c.text == "screenshot: data:image/png;base64,[elided] done"
+
+
+# --- funes-chunk's line writer ------------------------------------------------------------
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=40) | st.sampled_from(
+    ["", "a\u2028b\u2029c\x85", 'é"\\\n', "\ud7ff\U0001f600", "x" * 3000]
+)
+# Keys the line has already (left out of the extras written), keys it has not (written after
+# the known fields, vector and model included: they are left out of a line when unset).
+_KEYS = st.sampled_from(["text", "kind", "v", "id", "vector", "model", "lang", "é", ""]) | st.text(
+    max_size=6
+)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | _TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
+    max_leaves=6,
+)  # fmt: skip
+_BLOCK = st.builds(
+    Block,
+    type=st.sampled_from(["text", "thinking", "tool_use", "tool_result", "image"]),
+    text=_TEXT,
+    tool_name=st.none() | _TEXT,
+    tool_use_id=st.none() | _TEXT,
+    extra=st.dictionaries(_KEYS, _JSON, max_size=3),
+)
+_TURN = st.builds(
+    Turn,
+    harness=_TEXT, session_id=_TEXT, turn_uuid=_TEXT, parent_uuid=st.none() | _TEXT,
+    seq=st.integers(-5, 10**12), ts=_TEXT, role=_TEXT, workdir=_TEXT, repo=_TEXT,
+    source_path=_TEXT, blocks=st.lists(_BLOCK, max_size=4),
+    extra=st.dictionaries(_KEYS, _JSON, max_size=3),
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(t=_TURN, tiers=st.sampled_from([TIERS, ("text",), ("tool_use", "tool_result")]),
+       thinking=st.booleans(), redacting=st.booleans())  # fmt: skip
+def test_chunk_lines_are_the_bytes_dumps_writes(
+    t: Turn, tiers: tuple[str, ...], thinking: bool, redacting: bool
+) -> None:
+    """funes-chunk writes each chunk line from parts it encodes once per turn and block; the
+    bytes are those of `dumps(chunk)` for any turn: unusual text, extras named like a field,
+    line-break characters that must be escaped."""
+    redact = (lambda s: s.replace("a", "[REDACTED:x]")) if redacting else None
+    want = [dumps(c) + "\n" for c in chunk_turn(t, tiers, thinking, redact)]
+    assert list(chunk_lines(t, tiers, thinking, redact)) == want
+    assert all("\u2028" not in line and line.count("\n") == 1 for line in want)

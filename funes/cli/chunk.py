@@ -12,14 +12,22 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
+from typing import Any
 
 from funes import secrets
-from funes.chunking import TIERS, chunk_turn
+from funes.chunking import TIERS, Redactor, block_pieces, chunk_id
 from funes.cli._args import Parser
 from funes.cli._pipe import BadLines, open_inputs, read_records, run
 from funes.errors import UsageError
-from funes.records import Turn, dumps
+from funes.records import (
+    CHUNK_FIELDS,
+    SCHEMA_VERSION,
+    Turn,
+    dumps_value,
+    escape_line_breaks,
+)
 
 PROG = "funes-chunk"
 
@@ -76,14 +84,64 @@ def _main(args: argparse.Namespace) -> int:
             for fp, where in inputs:
                 for raw, rec in read_records(fp, bad, where):
                     if isinstance(rec, Turn):
-                        for c in chunk_turn(rec, tiers, thinking, redact):
-                            out.write(dumps(c).encode("utf-8") + b"\n")
+                        for line in chunk_lines(rec, tiers, thinking, redact):
+                            out.write(line.encode("utf-8"))
                     else:
                         out.write(raw if raw.endswith(b"\n") else raw + b"\n")
         finally:
             out.flush()
     bad.summary()
     return 1 if bad.count else 0
+
+
+# A chunk line is `dumps(chunk)` (funes.records): "kind", "v", the chunk's fields in contract
+# order, then the fields of the turn's and the block's `extra` the line does not already have.
+# Of those, only the id, the text and the split index differ between the pieces of a block:
+# the rest is encoded once per turn and block, not once per chunk.
+_TURN_FIELDS = ("session_id", "turn_uuid", "parent_uuid", "seq", "ts", "role")
+_BLOCK_FIELDS = ("block_type", "block_idx")
+_TAIL_FIELDS = ("harness", "workdir", "repo", "source_path")
+assert (  # the contract order, as the Chunk dataclass declares it
+    "id", "text", *_TURN_FIELDS, *_BLOCK_FIELDS, "split_idx", "tool_name", *_TAIL_FIELDS
+) == CHUNK_FIELDS  # fmt: skip
+_LINE_KEYS = frozenset(("kind", "v", *CHUNK_FIELDS))  # vector and model: left out when unset
+_HEAD = f'{{"kind":"chunk","v":{SCHEMA_VERSION},"id":"'
+
+
+def chunk_lines(
+    turn: Turn, tiers: Iterable[str], thinking: bool, redact: Redactor | None
+) -> Iterator[str]:
+    """The JSON lines (newline-terminated) of ``chunk_turn(turn, …)``'s chunks, each the
+    same bytes as ``dumps(chunk) + "\\n"``."""
+    sid, tid = turn.session_id, turn.turn_uuid
+    turn_part = tail = turn_extra = ""
+    for block_idx, block, pieces in block_pieces(turn, tiers, thinking, redact):
+        if not pieces:
+            continue
+        if not turn_part:  # encoded at the first chunk, as dumps would
+            # an object's members, braces dropped: `"session_id":"…",…,"role":"…"`
+            turn_part = dumps_value({k: getattr(turn, k) for k in _TURN_FIELDS})[1:-1]
+            tail = dumps_value({k: getattr(turn, k) for k in _TAIL_FIELDS})[1:-1]
+            turn_extra = _extra_part(turn.extra)
+        mid = (
+            f',{turn_part},"block_type":{dumps_value(block.type)},"block_idx":{block_idx}'
+            ',"split_idx":'
+        )
+        extra = _extra_part({**turn.extra, **block.extra}) if block.extra else turn_extra
+        end = f',"tool_name":{dumps_value(block.tool_name)},{tail}{extra}}}\n'
+        for split_idx, piece in enumerate(pieces):
+            line = "".join((_HEAD, chunk_id(sid, tid, block_idx, split_idx), '","text":',
+                            dumps_value(piece), mid, str(split_idx), end))  # fmt: skip
+            yield line if line.isascii() else escape_line_breaks(line)
+
+
+def _extra_part(extra: dict[str, Any]) -> str:
+    """`,"key":value…` for the extras a chunk line writes (those it has no field of)."""
+    if not extra:
+        return ""
+    return "".join(
+        f",{dumps_value(k)}:{dumps_value(v)}" for k, v in extra.items() if k not in _LINE_KEYS
+    )
 
 
 if __name__ == "__main__":
