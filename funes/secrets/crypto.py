@@ -19,7 +19,6 @@ import binascii
 import hashlib
 import re
 from functools import cache
-from importlib import resources
 
 # --- Stellar -------------------------------------------------------------------------------
 
@@ -98,6 +97,10 @@ def extended_private_key(value: str) -> bool:
 
 @cache
 def bip39_words() -> frozenset[str]:
+    # lazy: importlib.resources costs ~10 ms of start-up; the list is read only when a text
+    # names a seed phrase
+    from importlib import resources
+
     text = resources.files("funes.secrets").joinpath("bip39_english.txt").read_text("utf-8")
     words = frozenset(text.split())
     assert len(words) == 2048, "the BIP39 English list has 2,048 words"

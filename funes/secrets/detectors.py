@@ -929,33 +929,37 @@ def _cli_password(value: str) -> bool:
 # gate pass and nothing else.
 
 # Every top-level branch starts with a literal character: the regex engine then skips to the
-# next possible first character in C instead of trying the pattern at every position.
+# next possible first character in C instead of trying the pattern at every position. The
+# branches are grouped by that character, the most frequent in transcripts first: branches with
+# different first characters never compete for a place, so the order among them changes no
+# match, only how many the engine tries before the right one.
 _AN16 = "[A-Za-z0-9]{16}"
 _GATE = re.compile(
     "|".join(
         [
-            # AWS key ids (the old cased rules), then prefixes with no separator after them
-            r"A(?:KIA|SIA|BIA|CCA|3T|Iza|T[AC]TT3|TBB|KCp|BSK|QVN|3-[A-Z0-9]{6}-|AAAAAAAAA)",
-            r"PRIVATE KEY",
-            # a separator, then a run that looks generated
-            r"_(?:[A-Za-z0-9]{16}|[A-Za-z0-9_-]{20})",
             r"-(?:[A-Za-z0-9]{16}|[A-Za-z0-9_-]{20}|us\d{1,2}(?![A-Za-z0-9]))",
             # `.ey…` is a JWT payload, `.slack.com/` a webhook; base64 bodies need not hold
             # 16 letters in a row
             r"\.(?:ey[A-Za-z0-9_-]{8}|slack\.com/|atlasv1\.|[A-Za-z0-9_+/=-]{20}"
             r"|[A-Za-z0-9]{16}|[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})",
-            *(c + _AN16 for c in ("/", "=", r"\+")),
+            "/" + _AN16,
             r":(?:AA[A-Za-z0-9_-]{33}|[A-Za-z0-9]{16})",
-            r"~[A-Za-z0-9_.-]{20}",
-            r"LTAI[A-Za-z0-9]{20}",
-            r"L[1-9A-HJ-NP-Za-km-z]{51}",
-            r"E(?:Z[AT]K[A-Za-z0-9]{20}|AA[ACM][A-Za-z0-9_-]{20})",
+            # a separator, then a run that looks generated
+            r"_(?:[A-Za-z0-9]{16}|[A-Za-z0-9_-]{20})",
             r"S(?:K[0-9a-fA-F]{32}|[A-Z2-7]{55})",
-            r"YC[A-Za-z0-9_-]{38}",
-            r"GR1348941",
-            r"Q~",
+            "=" + _AN16,
+            # AWS key ids (the old cased rules), then prefixes with no separator after them
+            r"A(?:KIA|SIA|BIA|CCA|3T|Iza|T[AC]TT3|TBB|KCp|BSK|QVN|3-[A-Z0-9]{6}-|AAAAAAAAA)",
+            r"E(?:Z[AT]K[A-Za-z0-9]{20}|AA[ACM][A-Za-z0-9_-]{20})",
             r"5[HJK][1-9A-HJ-NP-Za-km-z]{49}",
+            r"L(?:TAI[A-Za-z0-9]{20}|[1-9A-HJ-NP-Za-km-z]{51})",
+            r"PRIVATE KEY",
+            r"\+" + _AN16,
             r"K[1-9A-HJ-NP-Za-km-z]{51}",
+            r"GR1348941",
+            r"YC[A-Za-z0-9_-]{38}",
+            r"~[A-Za-z0-9_.-]{20}",
+            r"Q~",
         ]
     )
 )
@@ -963,7 +967,7 @@ _GATE = re.compile(
 # character for the gate; they are looked for with `in` on the lowered text.
 _LOWER_PREFIXES = ("eyjrijoi", "dapi", "4b1d", "cmvmdgtu", "glc_", "prv", "tfp_", "fio-u-")
 
-_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.~+/=:")
+_TOKEN_CHAR_STR = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.~+/=:"
 _START_AFTER = frozenset("./=+~:")  # a token may also start right after one of these
 _MAX_BACK = 400
 
@@ -972,9 +976,12 @@ class _Row:
     """A provider row, its regex compiled the first time a token could be one (most never
     are: compiling them all would cost every short-lived command its start-up time)."""
 
-    __slots__ = ("_regex", "detector", "min_entropy", "pattern", "priority", "validate")
+    __slots__ = (
+        "_regex", "detector", "min_entropy", "pattern", "prefixes", "priority", "validate"
+    )  # fmt: skip
 
     def __init__(self, p: Provider) -> None:
+        self.prefixes = p.prefixes  # the regex matches only where one of them is
         prefixes = "|".join(re.escape(x) for x in sorted(p.prefixes, key=len, reverse=True))
         self.pattern = f"(?:{prefixes})(?P<b>{p.body})(?!{p.tail})"
         self.detector = p.detector
@@ -1064,10 +1071,8 @@ def _providers(text: str, hits: list[int], cands: list[tuple[int, int, int, str]
     for p in hits:
         if p < done:
             continue
-        s = p
         lo = max(done, p - _MAX_BACK)
-        while s > lo and text[s - 1] in _TOKEN_CHARS:
-            s -= 1
+        s = lo + len(text[lo:p].rstrip(_TOKEN_CHAR_STR))  # back over token characters
         e = _TOKEN_RUN.match(text, p, p + _MAX_BACK).end()  # type: ignore[union-attr]
         done = e  # the whole token is handled now: later hits inside it are skipped
         starts = [s, *(m.end() for m in _SEPARATOR.finditer(text, s, e))]
@@ -1103,6 +1108,8 @@ def _token_start(text: str, q: int) -> bool:
 
 
 def _try(row: _Row, text: str, q: int, cands: list[tuple[int, int, int, str]]) -> None:
+    if not text.startswith(row.prefixes, q):
+        return  # (and a row that never matches is never compiled)
     m = row.regex.match(text, q)
     if m is None:
         return
@@ -1243,7 +1250,7 @@ def find(text: str) -> list[Finding]:
 def _scan(text: str, lowered: str, cands: list[Cand]) -> tuple[list[int], set[str]]:
     """Every rule over ``text`` as written; returns the gate's hits (where tokens may start)
     and which of `_WORDS` the lowered text holds."""
-    present = {w for w in _WORDS if w in lowered}
+    present = _present(lowered)
     cased, hits = _gate(text)
     rules = [(r, text) for r in cased]
     for pfx in _LOWER_PREFIXES:
@@ -1352,9 +1359,8 @@ def _wrapped(text: str, hits: list[int], cands: list[Cand]) -> None:
         nxt = _next_line_run(text, e, whole=False, any_case=True)
         if nxt is None:
             continue
-        s = p
-        while s > 0 and s > p - _MAX_BACK and text[s - 1] in _TOKEN_CHARS:
-            s -= 1
+        lo = max(0, p - _MAX_BACK)
+        s = lo + len(text[lo:p].rstrip(_TOKEN_CHAR_STR))
         head, tail = text[s:e], text[nxt[0] : nxt[1]]
         whole: set[str] = set()
         if not _token_like(tail):
@@ -1388,6 +1394,57 @@ _WORDS = tuple(
     )
 )
 
+# Each `in` reads the whole text when the word is not there, which is most of them in most
+# texts: forty words, forty passes. So the words with a character that transcripts seldom hold
+# (`j`, `q`, `4`, `_`, `v`, `w`, `b`…: under 1.8 % of characters each) are found in one pass of a
+# regex that stops only at those characters (one branch per word, the character matched first,
+# the rest of the word looked for around it); the words found everywhere (`=`, `key`, `://`: an
+# `in` stops at the first one) and those made of frequent letters only keep their `in`.
+_RARE_CHARS = "jqz*465_vkwbfgh"  # rarest first (their share of transcripts' characters, lowercased)
+_FREQUENT_WORDS = ("=", "://", "key", "toke", "auth", "pass")
+
+
+def _anchored() -> dict[str, tuple[tuple[str, int], ...]]:
+    """Rare character → (a word holding it, where): each word at its rarest character."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for w in _WORDS:
+        ks = [k for k, c in enumerate(w) if c in _RARE_CHARS]
+        if w in _FREQUENT_WORDS or not ks:
+            continue
+        k = min(ks, key=lambda k: _RARE_CHARS.index(w[k]))
+        out.setdefault(w[k], []).append((w, k))
+    return {c: tuple(ws) for c, ws in out.items()}
+
+
+_ANCHORED = _anchored()
+_RARE_WORDS = re.compile(
+    "|".join(
+        re.escape(c)
+        + "(?:"
+        + "|".join(
+            (f"(?<={re.escape(w[: k + 1])})" if k else "")
+            + (f"(?={re.escape(w[k + 1 :])})" if k + 1 < len(w) else "")
+            for w, k in ws
+        )
+        + ")"
+        for c, ws in _ANCHORED.items()
+    )
+)
+_IN_WORDS = tuple(
+    w for w in _WORDS if not any(w in (x for x, _ in ws) for ws in _ANCHORED.values())
+)
+
+
+def _present(lowered: str) -> set[str]:
+    """Which of `_WORDS` ``lowered`` holds."""
+    present = {w for w in _IN_WORDS if w in lowered}
+    for m in _RARE_WORDS.finditer(lowered):
+        i = m.start()
+        for w, k in _ANCHORED[lowered[i]]:  # every word anchored there, not only the first
+            if i >= k and lowered.startswith(w, i - k):
+                present.add(w)
+    return present
+
 
 def _decoded(text: str, cands: list[Cand]) -> None:
     """Base64 runs that decode to text holding a secret (`echo c2tfbGl2ZV8… | base64 -d`, a
@@ -1402,7 +1459,9 @@ def _decoded(text: str, cands: list[Cand]) -> None:
             inner = raw.decode("utf-8")
         except (binascii.Error, ValueError):
             continue
-        if sum(c.isprintable() or c.isspace() for c in inner) < 0.95 * len(inner):
+        if not inner.isprintable() and (
+            sum(c.isprintable() or c.isspace() for c in inner) < 0.95 * len(inner)
+        ):
             continue
         found: list[Cand] = []
         _scan(inner, _lower(inner), found)
