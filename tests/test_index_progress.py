@@ -11,12 +11,13 @@ import re
 import select
 import struct
 import subprocess
+import sys
 import termios
 import time
 from pathlib import Path
 
 import pytest
-from conftest import BIN, start_on_a_terminal
+from conftest import BIN, read_terminal, start_on_a_terminal
 from test_index import write_claude, write_codex
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -68,3 +69,20 @@ def test_a_terminal_index_shows_its_steps_at_once_and_one_estimate(private_home:
     # The budget's question (with its estimate) is taken off the screen once answered.
     asked = term.index("Finish it now? [Y/n]")
     assert "\x1b[1A\x1b[2K" in term[asked:]
+
+
+def test_a_terminal_that_reports_no_size_still_shows_the_bar(tmp_path: Path) -> None:
+    """A new pty reports 0×0 (as some `docker exec -t` and CI wrappers do): tqdm's own sizing
+    read 0 rows as no room for a bar, so the step lines showed but the bars never did."""
+    code = (
+        "from funes.cli._tty import IndexProgress\n"
+        "p = IndexProgress()\n"
+        "p.update('embedding', 128, 300, 128, force=True)\n"
+        "p.clear()\n"
+    )
+    env = {"HOME": str(tmp_path), "COLUMNS": ""}
+    p, master = start_on_a_terminal([sys.executable, "-c", code], env)
+    term = read_terminal(master, timeout=60).decode("utf-8", "replace")
+    os.close(master)
+    assert p.wait(timeout=60) == 0
+    assert "embedding: 128/300 chunks [" in term, repr(term)

@@ -77,6 +77,10 @@ def progress(
     from tqdm import tqdm
 
     out = stream if stream is not None else sys.stderr
+    # A terminal that reports no size (a new pty, some `docker exec -t` and CI wrappers) gets
+    # no bar at all from tqdm's own sizing (0 rows reads as no room for one): give it ours.
+    cols, rows = _size(out)
+    sized = cols > 0 and rows > 0
     return tqdm(
         total=total,
         desc=desc,
@@ -85,10 +89,21 @@ def progress(
         file=out,
         disable=not _isatty(out),
         leave=False,
-        dynamic_ncols=True,
+        dynamic_ncols=sized,
+        ncols=None if sized else term_width(),
+        nrows=None if sized else 24,
         mininterval=0.2,
         bar_format=bar_format,
     )
+
+
+def _size(stream: Any) -> tuple[int, int]:
+    """The (columns, rows) of the terminal ``stream`` writes to; 0 where it reports none."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return 0, 0
+    return size.columns, size.lines
 
 
 def confirm(question: str, default: bool | None = None, erase: bool = False) -> bool:
