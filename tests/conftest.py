@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import pty
+import select
+import struct
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -70,6 +74,41 @@ def start_on_a_terminal(
     )  # fmt: skip
     os.close(slave)
     return p, master
+
+
+def answer_on_a_terminal(
+    args: list[str],
+    answers: list[bytes],
+    env: dict[str, str],
+    timeout: float = 180,
+    size: tuple[int, int] | None = None,
+) -> tuple[int, str, str]:
+    """`funes ARGS` with stdin and stderr on a pseudo-terminal (stdout piped) of ``size`` (rows,
+    columns) when given — a new one has no size, and a bar of no width draws nothing —
+    answering each `[Y/n]` question with the next of ``answers``. Returns (status, stdout,
+    what the terminal showed)."""
+    p, master = start_on_a_terminal([str(BIN / "funes"), *args], env, stdout=subprocess.PIPE)
+    if size is not None:
+        fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", *size, 0, 0))
+    answers = list(answers)
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            seen += chunk
+            if answers and seen.count(b"[Y/n]") > seen.count(b"\r\n[answered]"):
+                os.write(master, answers.pop(0) + b"\n")
+                seen += b"\r\n[answered]"
+        elif p.poll() is not None:
+            break
+    out = p.communicate(timeout=timeout)[0].decode()
+    os.close(master)
+    return p.returncode, out, seen.decode("utf-8", "replace")
 
 
 def read_terminal(master: int, timeout: float = 120) -> bytes:

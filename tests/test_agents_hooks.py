@@ -239,11 +239,40 @@ def test_a_cursor_chat_under_no_project_falls_back_to_its_sessions(private_home:
     assert (private_home / "ran").read_text() == "index --harness cursor --yes\n"
 
 
+def test_without_the_file_both_scripts_source_the_hook_does_nothing_and_doctor_says_so(
+    private_home: Path,
+) -> None:
+    add("gemini")
+    common = private_home / ".funes/integrations/gemini/funes-hook-common.sh"
+    assert common.exists()
+    common.unlink()
+    hook = funes_hook(
+        json.loads((private_home / ".gemini/settings.json").read_text()), "AfterAgent"
+    )
+    proc = run_shell(hook["command"], {"session_id": "s-1", "hook_event_name": "AfterAgent"})
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    time.sleep(1.0)  # a worker, had one started, logs within it
+    assert hooks_log() == ""
+    (row,) = json.loads(run_cmd("funes", "doctor", "--json", "gemini").stdout)["agents"]
+    assert any("funes-hook-common.sh, which the hook scripts source, is missing" in n
+               for n in row["notes"]), row["notes"]  # fmt: skip
+    add("gemini")  # puts it back
+    (row,) = json.loads(run_cmd("funes", "doctor", "--json", "gemini").stdout)["agents"]
+    assert common.exists() and row["script_current"] and not row["notes"], row
+
+
 @pytest.mark.parametrize(
     ("agent", "settings", "says"),
     [
         ("gemini", {"hooksConfig": {"enabled": False}}, "hooksConfig.enabled = false"),
         ("gemini", {"tools": {"enableHooks": False}}, "tools.enableHooks = false"),
+        ("gemini", {"hooks": {"enabled": False}}, "hooks.enabled = false"),
+        ("gemini", {"hooksConfig": {"disabled": ["funes-index"]}}, "`/hooks enable funes-index`"),
+        (
+            "gemini",
+            {"hooks": {"disabled": ["other", "funes-index"]}},
+            "hook funes-index is disabled",
+        ),
         ("qwen", {"disableAllHooks": True}, "disableAllHooks = true"),
     ],
 )

@@ -14,7 +14,7 @@ from conftest import BIN
 from funes import plugins
 
 PLUGIN = """
-from funes.agents._common import install_script, remove_file
+from funes.agents._common import install_script, remove_script
 from funes.agents._registry import Agent
 
 
@@ -28,7 +28,7 @@ def add(ctx, res):
 
 
 def remove(ctx, res):
-    if remove_file(script(ctx)):
+    if remove_script(script(ctx)):
         res.did(f"deleted {ctx.show(script(ctx))}")
 
 
@@ -109,7 +109,9 @@ def test_a_registered_agent_is_listed_wired_checked_and_unwired(
     removed = funes(plugin, "remove", "aider")
     assert removed.returncode == 0, removed.stderr
     assert "deleted ~/.aider/hooks/funes-index.sh" in removed.stdout
-    assert not (private_home / ".aider/hooks/funes-index.sh").exists()
+    assert not (private_home / ".aider/hooks").exists() or not any(
+        (private_home / ".aider/hooks").iterdir()
+    )  # the script and what it sources
 
 
 def test_the_hook_indexes_a_registered_agents_transcript_when_the_payload_names_none(

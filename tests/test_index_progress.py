@@ -5,19 +5,13 @@ budget's question, once answered, leaves the screen to the bar."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-import select
-import struct
-import subprocess
 import sys
-import termios
-import time
 from pathlib import Path
 
 import pytest
-from conftest import BIN, read_terminal, start_on_a_terminal
+from conftest import answer_on_a_terminal, read_terminal, start_on_a_terminal
 from test_index import write_claude, write_codex
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -26,28 +20,8 @@ FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 def run_on_a_sized_terminal(
     args: list[str], answers: list[bytes], env: dict[str, str], timeout: float = 300
 ) -> tuple[int, str, str]:
-    """`funes ARGS` with stdin and stderr on a 100×30 pseudo-terminal (a new one has no size,
-    and a bar of no width draws nothing), answering each `[Y/n]` with the next of ``answers``."""
-    p, master = start_on_a_terminal([str(BIN / "funes"), *args], env, stdout=subprocess.PIPE)
-    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    seen = b""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            seen += chunk
-            if answers and seen.count(b"[Y/n]") > seen.count(b"\r\n[answered]"):
-                os.write(master, answers.pop(0) + b"\n")
-                seen += b"\r\n[answered]"
-        elif p.poll() is not None:
-            break
-    out = p.communicate(timeout=timeout)[0].decode()
-    os.close(master)
-    return p.returncode, out, seen.decode("utf-8", "replace")
+    """On a 100×30 terminal: a new one has no size, and a bar of no width draws nothing."""
+    return answer_on_a_terminal(args, answers, env, timeout, size=(30, 100))
 
 
 @pytest.mark.slow

@@ -4,43 +4,13 @@ run without a terminal prints instead, and a summary that counts sessions once."
 from __future__ import annotations
 
 import itertools
-import os
-import select
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from conftest import BIN, run_cmd, start_on_a_terminal
+from conftest import answer_on_a_terminal, run_cmd
 from test_index import write_claude, write_codex
 
 from funes.ingest import indexer
-
-
-def run_on_a_terminal(
-    args: list[str], answers: list[bytes], env: dict[str, str], timeout: float = 180
-) -> tuple[int, str, str]:
-    """Run `funes ARGS` with stdin and stderr on a pseudo-terminal (stdout piped), answering
-    each `[Y/n]` question with the next of ``answers``. Returns (status, stdout, terminal)."""
-    p, master = start_on_a_terminal([str(BIN / "funes"), *args], env, stdout=subprocess.PIPE)
-    seen = b""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            seen += chunk
-            if answers and seen.count(b"[Y/n]") > seen.count(b"\r\n[answered]"):
-                os.write(master, answers.pop(0) + b"\n")
-                seen += b"\r\n[answered]"
-        elif p.poll() is not None:
-            break
-    out = p.communicate(timeout=timeout)[0].decode()
-    os.close(master)
-    return p.returncode, out, seen.decode("utf-8", "replace")
 
 
 @pytest.mark.slow
@@ -50,13 +20,13 @@ def test_a_sweep_past_its_budget_asks_on_a_terminal_and_declining_says_what_is_l
     write_claude(private_home, "sess-p", 9)
     write_codex(private_home, "cdx-p", 6)
     env = {"FUNES_INDEX_BUDGET": "0"}
-    status, out, term = run_on_a_terminal(["index"], [b"n"], env)
+    status, out, term = answer_on_a_terminal(["index"], [b"n"], env)
     assert status == 0, term
     assert "more to index (~" in term and "left, rough). Finish it now? [Y/n]" in term
     assert "funes: 6 pass(es) over 2 sessions left — per-turn indexing" in term
     assert out.strip() == "indexed sessions=0 skipped=0 chunks=0 embedded=0"
     # Yes finishes every pass and every vector; nothing is left to say.
-    status, out, term = run_on_a_terminal(["index"], [b""], env)
+    status, out, term = answer_on_a_terminal(["index"], [b""], env)
     assert status == 0, term
     assert out.strip().startswith("indexed sessions=2 skipped=0 chunks=")
     assert "waiting=" not in out and "left" not in term.split("[answered]")[-1]

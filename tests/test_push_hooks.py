@@ -24,11 +24,13 @@ SCRIPT = REPO / "hooks" / "funes-push.sh"
 
 def _texts(home: Path) -> str:
     """Every file funes may wire a push in, but the scripts that can run one (pi's extension,
-    the index hook, which pushes when told to with --push)."""
+    the index hook, which pushes when told to with --push, and what it sources)."""
     return "\n".join(
         p.read_text(errors="replace")
         for p in home.rglob("*")
-        if p.is_file() and p.name not in ("index.ts", "funes-index.sh") and p.stat().st_size < 10**6
+        if p.is_file()
+        and p.name not in ("index.ts", "funes-index.sh", "funes-hook-common.sh")
+        and p.stat().st_size < 10**6
     )
 
 
@@ -234,3 +236,5 @@ def test_shipped_push_script_is_the_canonical_one() -> None:
     shipped = resources.files("funes.agents").joinpath("hooks/funes-push.sh").read_bytes()
     assert shipped == SCRIPT.read_bytes()
     assert os.access(SCRIPT, os.X_OK)
+    common = resources.files("funes.agents").joinpath("hooks/funes-hook-common.sh").read_bytes()
+    assert common == (REPO / "hooks" / "funes-hook-common.sh").read_bytes()

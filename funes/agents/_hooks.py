@@ -12,6 +12,8 @@ from funes.agents._registry import Agent, registry
 
 INDEX_SCRIPT = "funes-index.sh"
 PUSH_SCRIPT = "funes-push.sh"
+# What both scripts source from beside them (their shared functions)
+COMMON_SCRIPT = "funes-hook-common.sh"
 # A hook entry is funes' iff its command names one of these (the push script is kept so
 # an install by the reference implementation is recognised and replaced).
 SCRIPT_NAMES = ("funes-index.sh", "funes-push.sh")
@@ -37,7 +39,32 @@ def with_agent_cases(script: bytes, agents: Iterable[Agent]) -> bytes:
 
 
 def install_script(dest: Path) -> bool:
-    return write_if_changed(dest, hook_script(), 0o755)
+    """Install the index hook script at ``dest``, with the part it sources beside it; True if
+    either was written. :func:`remove_script` takes both away."""
+    wrote = write_if_changed(dest, hook_script(), 0o755)
+    return write_if_changed(dest.parent / COMMON_SCRIPT, common_script(), 0o644) or wrote
+
+
+def remove_script(dest: Path) -> bool:
+    """Delete the index hook script at ``dest`` and the part it sources; True if it was there."""
+    remove_file(dest.parent / COMMON_SCRIPT)
+    return remove_file(dest)
+
+
+def common_script() -> bytes:
+    """The functions the index and push scripts source from beside them."""
+    return packaged(f"hooks/{COMMON_SCRIPT}")
+
+
+def scripts_current(index: Path) -> bool:
+    """Whether the index hook script at ``index`` and the part it sources are funes' own."""
+    common = index.parent / COMMON_SCRIPT
+    return (
+        index.exists()
+        and index.read_bytes() == hook_script()
+        and common.exists()
+        and common.read_bytes() == common_script()
+    )
 
 
 def push_script() -> bytes:

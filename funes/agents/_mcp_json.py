@@ -31,7 +31,6 @@ from funes.agents._common import (
     funes_events,
     hook_args,
     hook_command,
-    hook_script,
     install_script,
     is_funes_entry,
     is_funes_group,
@@ -44,6 +43,7 @@ from funes.agents._common import (
     remove_tree,
     restore_json_user_file,
     same,
+    scripts_current,
     shell_join,
     sync_push_script,
     write_if_changed,
@@ -62,6 +62,9 @@ SCHEDULED_PUSH = " && {bin} push {memory} --yes"
 AFTER_INDEX = "after the index run"
 HOOK_STATUS = "Indexing into funes memory"
 PUSH_STATUS = "Publishing funes memory"
+# funes' hooks by name, where the agent names hooks (Gemini CLI, Qwen Code)
+HOOK_NAME = "funes-index"
+PUSH_NAME = "funes-push"
 
 
 def env_dir(name: str, default: Path) -> Path:
@@ -117,6 +120,56 @@ class Hooks:
             hook = self.entry(cmd, event)
             out.setdefault(event, []).append({"hooks": [hook]} if self.grouped else hook)
         return out
+
+
+def settings_hook(keys: tuple[str, ...]) -> Callable[[str, str], dict[str, Any]]:
+    """The hook entry of Gemini CLI's ``settings.json`` (Qwen Code took its shape): funes'
+    name, the command, a timeout in milliseconds (the script returns at once, the work is
+    detached) and the status line, under ``keys`` in the order the agent writes them (its
+    status key is ``description`` or ``statusMessage``)."""
+
+    def entry(command: str, event: str) -> dict[str, Any]:
+        push = PUSH_SCRIPT in command
+        status = PUSH_STATUS if push else HOOK_STATUS
+        values = {
+            "name": PUSH_NAME if push else HOOK_NAME,
+            "type": "command",
+            "command": command,
+            "timeout": 15000,
+            "description": status,
+            "statusMessage": status,
+        }
+        return {k: values[k] for k in keys}
+
+    return entry
+
+
+def hooks_off(
+    switches: tuple[tuple[tuple[str, ...], bool], ...], disabled_in: tuple[str, ...] = ()
+) -> Callable[[dict[str, Any]], str | None]:
+    """Why the agent will not run funes' hooks, read from its settings: a ``switches`` path
+    (``("hooksConfig", "enabled")``) set to the value that turns hooks off, or funes' hook
+    named in a ``disabled`` list under one of ``disabled_in``."""
+
+    def off(doc: dict[str, Any]) -> str | None:
+        for path, value in switches:
+            node: Any = doc
+            for key in path:
+                node = node.get(key) if isinstance(node, dict) else None
+            if node is value:
+                said = "true" if value else "false"
+                return f"hooks are switched off in settings.json ({'.'.join(path)} = {said})"
+        for section in disabled_in:
+            part = doc.get(section)
+            disabled = part.get("disabled") if isinstance(part, dict) else None
+            if isinstance(disabled, list) and HOOK_NAME in disabled:
+                return (
+                    f"the hook {HOOK_NAME} is disabled in settings.json "
+                    f"(`/hooks enable {HOOK_NAME}`)"
+                )
+        return None
+
+    return off
 
 
 @dataclass(frozen=True)
@@ -329,7 +382,7 @@ def mcp_json_agent(
             return st
         script = script_dir(ctx, name) / INDEX_SCRIPT
         st["script"] = str(script) if script.exists() else None
-        st["script_current"] = script.exists() and script.read_bytes() == hook_script()
+        st["script_current"] = scripts_current(script)
         st.update(push_script_status(script_dir(ctx, name) / PUSH_SCRIPT))
         if plugin is not None:
             first = next(iter(plugin.files(ctx, command_args(ctx))))

@@ -16,6 +16,7 @@ from typing import Any
 
 from funes import __version__
 from funes.agents._common import (
+    COMMON_SCRIPT,
     INDEX_SCRIPT,
     PUSH_SCRIPT,
     Context,
@@ -23,6 +24,7 @@ from funes.agents._common import (
     Result,
     cli_error,
     cli_says_present,
+    common_script,
     hook_command,
     hook_script,
     mcp_args,
@@ -32,6 +34,7 @@ from funes.agents._common import (
     remove_file,
     remove_tree,
     run_cli,
+    scripts_current,
     shell_join,
     unregister,
     which,
@@ -109,6 +112,7 @@ def files(ctx: Context) -> dict[Path, tuple[bytes, int | None]]:
         ),
         r / "funes" / "hooks" / "hooks.json": (_pretty(hooks_doc(ctx)), None),
         r / "funes" / "scripts" / INDEX_SCRIPT: (hook_script(), 0o755),
+        r / "funes" / "scripts" / COMMON_SCRIPT: (common_script(), 0o644),
     }
     if ctx.push_memory:
         out[r / "funes" / "scripts" / PUSH_SCRIPT] = (push_script(), 0o755)
@@ -247,7 +251,7 @@ def status(ctx: Context) -> dict[str, Any]:
         "push_hooks": pushes,
         "hooks_file": str(hooks_file),
         "script": str(script) if script.exists() else None,
-        "script_current": script.exists() and script.read_bytes() == hook_script(),
+        "script_current": scripts_current(script),
         "commands": _commands(hooks_file),
         "mcp": mcp_registered(ctx),
     }

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from funes.agents._common import (
+    COMMON_SCRIPT,
     INDEX_SCRIPT,
     PUSH_SCRIPT,
     ConfigError,
@@ -20,7 +21,6 @@ from funes.agents._common import (
     cli_says_present,
     has_funes_hooks,
     hook_command,
-    hook_script,
     install_script,
     is_funes_group,
     load_json_object,
@@ -31,6 +31,7 @@ from funes.agents._common import (
     remove_file,
     restore_json_user_file,
     run_cli,
+    scripts_current,
     shell_join,
     sync_push_script,
     unregister,
@@ -148,7 +149,7 @@ def remove(ctx: Context, res: Result) -> None:
                 res.did(f"removed funes hooks from {ctx.show(path)}")
     except ConfigError as e:
         res.problem(f"{ctx.show(path)}: {e}; left it untouched — remove the funes entries by hand")
-    for name in (INDEX_SCRIPT, PUSH_SCRIPT, "funes-sync.log"):
+    for name in (INDEX_SCRIPT, COMMON_SCRIPT, PUSH_SCRIPT, "funes-sync.log"):
         if remove_file(hooks_dir(ctx) / name):
             res.did(f"deleted {ctx.show(hooks_dir(ctx) / name)}")
     prune_dirs(hooks_dir(ctx), ctx.home)
@@ -177,7 +178,7 @@ def status(ctx: Context) -> dict[str, Any]:
         "push_hooks": sorted(set(pushes)),
         "hooks_file": str(hooks_file(ctx)),
         "script": str(script) if script.exists() else None,
-        "script_current": script.exists() and script.read_bytes() == hook_script(),
+        "script_current": scripts_current(script),
         "commands": commands,
         "mcp": mcp_registered(ctx),
         "note": _features_note(ctx),

@@ -16,6 +16,7 @@ from typing import Any
 
 from funes.agents import _yaml
 from funes.agents._common import (
+    COMMON_SCRIPT,
     INDEX_SCRIPT,
     PUSH_SCRIPT,
     ConfigError,
@@ -23,7 +24,6 @@ from funes.agents._common import (
     Originals,
     Result,
     hook_command,
-    hook_script,
     install_script,
     is_funes_command,
     load_json_object,
@@ -32,6 +32,7 @@ from funes.agents._common import (
     remove_file,
     restore_json_user_file,
     same,
+    scripts_current,
     sync_push_script,
     write_if_changed,
     write_json_user_file,
@@ -276,7 +277,7 @@ def remove(ctx: Context, res: Result) -> None:
         restore_json_user_file(ctx, allow, stripped, raw, "approvals")
         res.did(f"removed funes approvals from {ctx.show(allow)}")
     hooks = hermes_dir(ctx) / "hooks"
-    for name in (INDEX_SCRIPT, PUSH_SCRIPT, "funes-sync.log"):
+    for name in (INDEX_SCRIPT, COMMON_SCRIPT, PUSH_SCRIPT, "funes-sync.log"):
         if remove_file(hooks / name):
             res.did(f"deleted {ctx.show(hooks / name)}")
     prune_dirs(hooks, ctx.home)
@@ -317,7 +318,7 @@ def status(ctx: Context) -> dict[str, Any]:
         "push_hooks": pushes,
         "hooks_file": str(config_file(ctx)),
         "script": str(script) if script.exists() else None,
-        "script_current": script.exists() and script.read_bytes() == hook_script(),
+        "script_current": scripts_current(script),
         "commands": commands,
         "mcp": mcp,
         "mcp_source": "config.yaml mcp_servers.funes",

@@ -15,10 +15,10 @@ from funes.agents._common import (
     PUSH_SCRIPT,
     Context,
     Result,
-    hook_script,
     prune_dirs,
     push_script_status,
     remove_tree,
+    scripts_current,
 )
 from funes.agents._mcp_json import env_dir
 from funes.agents._registry import Agent
@@ -62,7 +62,7 @@ def status(ctx: Context) -> dict[str, Any]:
         "push_hooks": ["session_shutdown"] if present and (r / "push-memory").exists() else [],
         "hooks_file": str(r / "index.ts"),
         "script": str(script) if script.exists() else None,
-        "script_current": script.exists() and script.read_bytes() == hook_script(),
+        "script_current": scripts_current(script),
         **push_script_status(r / "scripts" / PUSH_SCRIPT),
         "commands": [],
         "funes_bin": read_beside(r / "funes-bin"),

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from funes.agents._common import (
+    COMMON_SCRIPT,
     INDEX_SCRIPT,
     PUSH_SCRIPT,
     Context,
@@ -28,6 +29,7 @@ from funes.agents._common import (
     Registrations,
     Result,
     cli_error,
+    common_script,
     hook_args,
     hook_script,
     packaged,
@@ -38,6 +40,7 @@ from funes.agents._common import (
     remove_tree,
     run_cli,
     same,
+    scripts_current,
     shell_join,
     which,
     write_if_changed,
@@ -94,6 +97,7 @@ def files(
         r / "HOOK.md": (packaged("openclaw_hook/HOOK.md"), None),
         r / "handler.ts": (handler, None),
         r / "scripts" / INDEX_SCRIPT: (hook_script(), 0o755),
+        r / "scripts" / COMMON_SCRIPT: (common_script(), 0o644),
     }
     if push:
         out[r / "scripts" / PUSH_SCRIPT] = (push_script(), 0o755)
@@ -245,7 +249,7 @@ def status(ctx: Context) -> dict[str, Any]:
         "push_hooks": [PUSH_EVENT] if present and argv[1] else [],
         "hooks_file": str(r / "HOOK.md"),
         "script": str(script) if script.exists() else None,
-        "script_current": script.exists() and script.read_bytes() == hook_script(),
+        "script_current": scripts_current(script),
         **push_script_status(push),
         "commands": [shell_join(["bash", *a]) for a in argv if a] if present else [],
         "mcp": False,

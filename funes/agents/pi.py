@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from funes.agents._common import (
+    COMMON_SCRIPT,
     INDEX_SCRIPT,
     PUSH_SCRIPT,
     Context,
     Registrations,
     Result,
     cli_error,
+    common_script,
     hook_script,
     packaged,
     prune_dirs,
@@ -25,6 +27,7 @@ from funes.agents._common import (
     remove_file,
     remove_tree,
     run_cli,
+    scripts_current,
     shell_join,
     unregister,
     which,
@@ -52,6 +55,7 @@ def extension_files(ctx: Context, r: Path, agent: str) -> dict[Path, tuple[bytes
         r / "package.json": (packaged("pi_extension/package.json"), None),
         r / "funes-bin": (f"{ctx.funes_bin}\n".encode(), None),
         r / "scripts" / INDEX_SCRIPT: (hook_script(), 0o755),
+        r / "scripts" / COMMON_SCRIPT: (common_script(), 0o644),
     }
     if agent != NAME:
         out[r / "agent"] = (f"{agent}\n".encode(), None)
@@ -143,7 +147,7 @@ def status(ctx: Context) -> dict[str, Any]:
         "push_hooks": ["session_shutdown"] if pushing else [],
         "hooks_file": str(root(ctx) / "index.ts"),
         "script": str(script) if script.exists() else None,
-        "script_current": script.exists() and script.read_bytes() == hook_script(),
+        "script_current": scripts_current(script),
         **push_script_status(root(ctx) / "scripts" / PUSH_SCRIPT),
         "commands": [],
         "funes_bin": read_beside(root(ctx) / "funes-bin"),

@@ -6,16 +6,13 @@ Claude Code's shape and payload (``session_id``, ``transcript_path``); they are 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from funes.agents._common import PUSH_SCRIPT, Context
-from funes.agents._mcp_json import HOOK_STATUS, PUSH_STATUS, Hooks, mcp_json_agent
+from funes.agents._common import Context
+from funes.agents._mcp_json import Hooks, hooks_off, mcp_json_agent, settings_hook
 from funes.agents._registry import Asker
 from funes.agents.ask import claude_event
 from funes.agents.gemini import NO_MCP
 
-HOOK_NAME = "funes-index"
-PUSH_NAME = "funes-push"
 # `funes ask qwen`: headless off a terminal, the prompt on stdin; its stream-json is Claude
 # Code's (``assistant`` messages, one ``result``); MCP limited as for Gemini CLI, its origin
 ASK = Asker(
@@ -27,30 +24,14 @@ def config(ctx: Context) -> Path:
     return ctx.home / ".qwen" / "settings.json"
 
 
-def hook(command: str, event: str) -> dict[str, Any]:
-    # timeout in milliseconds; the script returns at once, the work is detached
-    push = PUSH_SCRIPT in command
-    return {
-        "type": "command",
-        "command": command,
-        "name": PUSH_NAME if push else HOOK_NAME,
-        "timeout": 15000,
-        "statusMessage": PUSH_STATUS if push else HOOK_STATUS,
-    }
-
-
-def off(doc: dict[str, Any]) -> str | None:
-    if doc.get("disableAllHooks") is True:
-        return "hooks are switched off in settings.json (disableAllHooks = true)"
-    return None
-
-
-AGENT = mcp_json_agent(
-    "qwen",
+HOOKS = Hooks(
     config,
-    http_entry=lambda url: {"httpUrl": url},
-    hooks=Hooks(
-        config, ("Stop", "SessionEnd"), hook, grouped=True, off=off, push_events=("SessionEnd",)
-    ),
-    ask=ASK,
+    ("Stop", "SessionEnd"),
+    settings_hook(("type", "command", "name", "timeout", "statusMessage")),
+    grouped=True,
+    off=hooks_off(((("disableAllHooks",), True),)),
+    push_events=("SessionEnd",),
+)
+AGENT = mcp_json_agent(
+    "qwen", config, http_entry=lambda url: {"httpUrl": url}, hooks=HOOKS, ask=ASK
 )

@@ -12,23 +12,14 @@
 # With --push (an agent with no session-end event, bound to a Hub memory), a worker that ran the
 # index then publishes HUB through funes-push.sh beside this script, at most once every
 # $FUNES_PUSH_MINUTES (15) minutes: not one Hub commit per turn.
-# Installed by `funes add <agent>`; see hooks/README.md.
+# Installed by `funes add <agent>`, with funes-hook-common.sh beside it; see hooks/README.md.
 set -u
 # Logs and markers are the user's alone, whatever umask the agent runs hooks with.
 umask 077
-
-# Where the logs and the memory's queue live ($FUNES_HOME/logs, as funes resolves it).
-funes_logdir() {
-	if [ -n "${FUNES_HOME:-}" ]; then
-		fh=$FUNES_HOME
-		case $fh in "~/"*) fh="$HOME/${fh#"~/"}" ;; esac
-	elif [ "$(uname -s 2>/dev/null)" = Darwin ]; then
-		fh="$HOME/Library/Application Support/funes"
-	else
-		fh="${XDG_DATA_HOME:-$HOME/.local/share}/funes"
-	fi
-	logdir="$fh/logs"
-}
+# What this script shares with funes-push.sh; without it the hook does nothing (`funes doctor`
+# says so) rather than fail the agent.
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+. "$here/funes-hook-common.sh" 2>/dev/null || { cat >/dev/null 2>&1; exit 0; }
 
 if [ "${1:-}" != "--worker" ]; then
 	# The payload waits in the memory's queue (a dotfile the drain ignores) until the worker has
@@ -51,14 +42,7 @@ if [ "${1:-}" != "--worker" ]; then
 	else
 		cat >/dev/null 2>&1
 	fi
-	# A new session (setsid) so the agent's process-group kill or hangup never reaches the
-	# worker; without setsid (macOS), job control gives it its own process group.
-	if command -v setsid >/dev/null 2>&1; then
-		setsid bash "$0" --worker "$payload" "$@" </dev/null >/dev/null 2>&1 &
-	else
-		set -m
-		nohup bash "$0" --worker "$payload" "$@" </dev/null >/dev/null 2>&1 &
-	fi
+	detach_worker "$payload" "$@"
 	exit 0
 fi
 
@@ -70,36 +54,10 @@ shift
 trap '[ -n "$payload" ] && rm -f "$payload" 2>/dev/null' EXIT
 agent=${1:-claude}
 [ $# -gt 0 ] && shift
-funes_bin=${FUNES_BIN:-}
-memory=""
-push=""
-while [ $# -gt 0 ]; do
-	case $1 in
-	--funes) funes_bin=${2:-}; shift 2 || shift ;;
-	--memory) memory=${2:-}; shift 2 || shift ;;
-	--push) push=${2:-}; shift 2 || shift ;;
-	*) shift ;;
-	esac
-done
-
-# Close every inherited descriptor but 0-2 (already /dev/null) and bash's own script fd (255),
-# so nothing the agent passed down stays open while the index runs.
-for fd in /dev/fd/*; do
-	n=${fd##*/}
-	case $n in
-	0 | 1 | 2 | 255 | *[!0-9]*) ;;
-	*) eval "exec $n>&-" 2>/dev/null ;;
-	esac
-done
-
+worker_args "$@"
+close_inherited
 funes_logdir
-logfile="$logdir/hooks.log"
-mkdir -p "$logdir" 2>/dev/null || exit 0
-
-size=$(wc -c <"$logfile" 2>/dev/null || echo 0)
-if [ "${size// /}" -gt 1048576 ] 2>/dev/null; then
-	mv -f "$logfile" "$logfile.1" 2>/dev/null
-fi
+open_log || exit 0
 
 # One JSON string field of the payload, unescaped (no jq, no Python: awk is everywhere).
 json_field() {
@@ -181,18 +139,7 @@ log_runners() {
 }
 runners=""
 
-if [ -z "$funes_bin" ] || [ ! -x "$funes_bin" ]; then
-	found=$(command -v funes 2>/dev/null)
-	for d in "$HOME/.local/bin" /opt/homebrew/bin /usr/local/bin /usr/bin /bin; do
-		[ -n "$found" ] && break
-		[ -x "$d/funes" ] && found="$d/funes"
-	done
-	if [ -z "$found" ]; then
-		log "ABORT: funes not found (${funes_bin:-no --funes given}, nor on PATH); rerun \`funes add $agent\`"
-		exit 0
-	fi
-	funes_bin=$found
-fi
+find_funes || exit 0
 
 # An agent whose payload names no transcript (Hermes, OpenCode; Copilot CLI's SessionEnd) has
 # the file that holds its transcripts indexed instead. `funes add` writes the cases below from
@@ -388,7 +335,7 @@ if [ -n "$push" ] && [ -n "$drained" ]; then
 	stamp="$logdir/.pushed.$(printf '%s' "$push" | cksum | cut -d' ' -f1)"
 	if [ -z "$(find "$stamp" -mmin "-${FUNES_PUSH_MINUTES:-15}" 2>/dev/null)" ]; then
 		: >"$stamp"
-		bash "$(dirname "$0")/funes-push.sh" --worker "$event" "$agent" --funes "$funes_bin" --memory "$push"
+		bash "$here/funes-push.sh" --worker "$event" "$agent" --funes "$funes_bin" --memory "$push"
 	fi
 fi
 exit 0

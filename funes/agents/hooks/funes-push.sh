@@ -8,20 +8,20 @@
 #   <ISO time> <agent> <event> -: push: start <memory> | ok (<summary>) | WARN — secrets held back; … |
 #                                  FAILED (exit N) | skipped (…)
 # A failure is logged, never surfaced; the next session boundary tries again (push is
-# append-only and sends only what the dataset lacks). See hooks/README.md.
+# append-only and sends only what the dataset lacks). Installed with funes-hook-common.sh beside
+# it. See hooks/README.md.
 set -u
 # Logs and markers are the user's alone, whatever umask the agent runs hooks with.
 umask 077
+# What this script shares with funes-index.sh; without it the hook does nothing (`funes doctor`
+# says so) rather than fail the agent.
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+. "$here/funes-hook-common.sh" 2>/dev/null || { cat >/dev/null 2>&1; exit 0; }
 
 if [ "${1:-}" != "--worker" ]; then
 	event=$(head -c 65536 2>/dev/null | LC_ALL=C sed -n 's/.*"hook_event_name"[[:space:]]*:[[:space:]]*"\([A-Za-z0-9_.:-]*\)".*/\1/p' 2>/dev/null | head -n 1)
 	cat >/dev/null 2>&1
-	if command -v setsid >/dev/null 2>&1; then
-		setsid bash "$0" --worker "${event:--}" "$@" </dev/null >/dev/null 2>&1 &
-	else
-		set -m
-		nohup bash "$0" --worker "${event:--}" "$@" </dev/null >/dev/null 2>&1 &
-	fi
+	detach_worker "${event:--}" "$@"
 	exit 0
 fi
 
@@ -31,40 +31,11 @@ event=${1:--}
 shift
 agent=${1:-claude}
 [ $# -gt 0 ] && shift
-funes_bin=${FUNES_BIN:-}
-memory=""
-while [ $# -gt 0 ]; do
-	case $1 in
-	--funes) funes_bin=${2:-}; shift 2 || shift ;;
-	--memory) memory=${2:-}; shift 2 || shift ;;
-	*) [ -z "$memory" ] && memory=$1; shift ;;
-	esac
-done
-
-for fd in /dev/fd/*; do
-	n=${fd##*/}
-	case $n in
-	0 | 1 | 2 | 255 | *[!0-9]*) ;;
-	*) eval "exec $n>&-" 2>/dev/null ;;
-	esac
-done
-
-if [ -n "${FUNES_HOME:-}" ]; then
-	fh=$FUNES_HOME
-	case $fh in "~/"*) fh="$HOME/${fh#"~/"}" ;; esac
-elif [ "$(uname -s 2>/dev/null)" = Darwin ]; then
-	fh="$HOME/Library/Application Support/funes"
-else
-	fh="${XDG_DATA_HOME:-$HOME/.local/share}/funes"
-fi
-logdir="$fh/logs"
-logfile="$logdir/hooks.log"
-mkdir -p "$logdir" 2>/dev/null || exit 0
-
-size=$(wc -c <"$logfile" 2>/dev/null || echo 0)
-if [ "${size// /}" -gt 1048576 ] 2>/dev/null; then
-	mv -f "$logfile" "$logfile.1" 2>/dev/null
-fi
+worker_args "$@"
+[ -z "$memory" ] && memory=$bare # the reference's `funes-push.sh OWNER/NAME`
+close_inherited
+funes_logdir
+open_log || exit 0
 
 log() {
 	printf '%s %s %s -: push: %s\n' "$(date +%Y-%m-%dT%H:%M:%S%z)" "$agent" "$event" "$*" >>"$logfile"
@@ -75,18 +46,7 @@ if [ -z "$memory" ]; then
 	exit 0
 fi
 
-if [ -z "$funes_bin" ] || [ ! -x "$funes_bin" ]; then
-	found=$(command -v funes 2>/dev/null)
-	for d in "$HOME/.local/bin" /opt/homebrew/bin /usr/local/bin "$HOME/go/bin" /usr/bin /bin; do
-		[ -n "$found" ] && break
-		[ -x "$d/funes" ] && found="$d/funes"
-	done
-	if [ -z "$found" ]; then
-		log "ABORT: funes not found (${funes_bin:-no --funes given}, nor on PATH); rerun \`funes add $agent\`"
-		exit 0
-	fi
-	funes_bin=$found
-fi
+find_funes || exit 0
 
 # One push per memory at a time: a session's end and the next one's start often coincide.
 running="$logdir/.pushing.$(printf '%s' "$memory" | cksum | cut -d' ' -f1)"

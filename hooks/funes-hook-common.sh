@@ -1,0 +1,1 @@
+../funes/agents/hooks/funes-hook-common.sh
