@@ -145,17 +145,24 @@ def test_add_without_memory_installs_no_push_hook(
     assert not list(private_home.rglob("funes-push.sh"))
 
 
-def _fake_funes(tmp: Path, rc: int, out: str) -> Path:
+def _fake_funes(tmp: Path, rc: int, out: str, gate: Path | None = None) -> Path:
+    """A funes that records its argv and answers ``out`` with exit ``rc`` — after ``gate``
+    exists, when one is named (at most 60 s)."""
     exe = tmp / f"fake-funes-{rc}"
+    wait = (
+        f'i=0; while [ ! -e "{gate}" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n'
+        if gate
+        else ""
+    )
     exe.write_text(
-        f"#!/bin/sh\necho \"$@\" >> {tmp}/argv\nprintf '%s\\n' {json.dumps(out)}\nexit {rc}\n"
+        f"#!/bin/sh\necho \"$@\" >> {tmp}/argv\n{wait}printf '%s\\n' {json.dumps(out)}\nexit {rc}\n"
     )
     exe.chmod(0o755)
     return exe
 
 
-def _run_hook(tmp: Path, exe: Path, fh: Path, agent: str = "claude") -> float:
-    t0 = time.monotonic()
+def _run_hook(tmp: Path, exe: Path, fh: Path, agent: str = "claude") -> None:
+    """The push hook as an agent runs it; a hook that waited for the push would time out."""
     p = subprocess.run(
         ["bash", str(SCRIPT), agent, "--funes", str(exe), "--memory", "ana/kb"],
         input=b'{"session_id":"s1","hook_event_name":"SessionEnd"}',
@@ -164,9 +171,7 @@ def _run_hook(tmp: Path, exe: Path, fh: Path, agent: str = "claude") -> float:
         timeout=30,
         check=False,
     )
-    took = time.monotonic() - t0
     assert p.returncode == 0 and p.stdout == b"" and p.stderr == b""
-    return took
 
 
 def _wait_for(log: Path, n: int) -> list[str]:
@@ -186,8 +191,14 @@ def _wait_for(log: Path, n: int) -> list[str]:
 def test_push_script_detaches_and_logs_each_outcome(tmp_path: Path, private_home: Path) -> None:
     fh = tmp_path / "fh"
     log = fh / "logs" / "hooks.log"
-    ok = _fake_funes(tmp_path, 0, "hf://datasets/ana/kb: pushed 3 chunks (commit abc)")
-    assert _run_hook(tmp_path, ok, fh) < 2
+    gate = tmp_path / "release"
+    ok = _fake_funes(tmp_path, 0, "hf://datasets/ana/kb: pushed 3 chunks (commit abc)", gate)
+    _run_hook(tmp_path, ok, fh)  # returns while its worker's push is held back
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "argv").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert " push: ok" not in log.read_text()
+    gate.touch()
     lines = _wait_for(log, 1)
     assert (
         " claude SessionEnd -: push: ok (hf://datasets/ana/kb: pushed 3 chunks (commit abc))"
