@@ -273,6 +273,21 @@ def test_an_agent_that_exits_0_without_an_answer_fails_too(agents: Agents, memor
     assert err == stream + "funes: `claude` ended without an answer; its output is above\n"
 
 
+@pytest.mark.parametrize("stream", ["", '{"type":"system","subtype":"init"}'])
+def test_an_agent_that_prints_no_answer_is_said_so_on_a_line_of_its_own(
+    agents: Agents, memory: Path, stream: str
+) -> None:
+    """Nothing printed: nothing is said to be "above"; a last event without a newline does
+    not swallow funes' line."""
+    agents.replay("gemini", stream)
+    code, out, err = agents.ask("gemini", QUESTION, "--memory", memory)
+    assert (code, out) == (1, "")
+    if not stream:
+        assert err == "funes: `gemini` ended without an answer and printed nothing\n"
+    else:
+        assert err == stream + "\nfunes: `gemini` ended without an answer; its output is above\n"
+
+
 def test_weak_evidence_spends_no_agent_call_unless_anyway(agents: Agents, memory: Path) -> None:
     code, out, err = agents.ask("claude", ABSENT, "--memory", memory)
     assert (code, out) == (1, "")

@@ -87,10 +87,12 @@ def _main(args: argparse.Namespace) -> int:
         spin.stop()
         pre.cancel()
     if outcome.exit_code != 0 or not (outcome.answer or "").strip():
-        _replay(outcome)
+        shown = _replay(outcome)
         if outcome.exit_code != 0:
-            raise FunesError(f"`{agent}` failed (exit {outcome.exit_code}); its output is above")
-        raise FunesError(f"`{agent}` ended without an answer; its output is above")
+            where = "its output is above" if shown else "it printed nothing"
+            raise FunesError(f"`{agent}` failed (exit {outcome.exit_code}); {where}")
+        where = "; its output is above" if shown else " and printed nothing"
+        raise FunesError(f"`{agent}` ended without an answer{where}")
     answer = neutralise((outcome.answer or "").rstrip())
     _print_answer(answer)
     recalled = [h.row["session_id"] for h in result.hits]
@@ -152,12 +154,17 @@ def _passages(result: Any) -> str:
     return text
 
 
-def _replay(outcome: Any) -> None:
+def _replay(outcome: Any) -> bool:
+    """Write what the agent printed to stderr, each stream ending its last line; False when it
+    printed nothing."""
     err = sys.stderr
-    err.write("".join(outcome.stdout))
-    if outcome.stderr:
-        err.write(outcome.stderr if outcome.stderr.endswith("\n") else outcome.stderr + "\n")
+    shown = False
+    for text in ("".join(outcome.stdout), outcome.stderr or ""):
+        if text:
+            err.write(text if text.endswith("\n") else text + "\n")
+            shown = True
     err.flush()
+    return shown
 
 
 def _print_answer(answer: str) -> None:
