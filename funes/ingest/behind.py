@@ -5,36 +5,35 @@ An index sweep without a terminal (a cron job, a hook) stops at its time budget;
 stored are searchable by words, and their vectors are left to a backfill. :func:`start` starts
 that backfill as a detached process under `nice` — unless one already runs for the memory
 (:class:`funes.store.lock.BehindLock`) — and :func:`run` is what that process does: it embeds
-a few batches at a time under the writer lock and lets go of the lock between them, so hooks
-and other writers get in; each run is logged to `$FUNES_HOME/logs/hooks.log`, beside the hook
+without the writer lock and takes it only to store each batch of vectors
+(:func:`funes.ingest.backfill.embed_unlocked`), so hooks and other writers get in between
+commits; each run is logged to `$FUNES_HOME/logs/hooks.log`, beside the hook
 runs (`<time> funes backfill -: start … | ok (…) | FAILED (…)`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from funes.errors import FunesError
-from funes.ingest.backfill import load_embed
+from funes.ingest.backfill import embed_unlocked, load_embed
 from funes.store.lock import BehindLock, LockBusy, behind_pid
 from funes.store.paths import funes_home
 from funes.store.private import private_dir
-from funes.store.state import mark_all_embedded
 
 if TYPE_CHECKING:
-    from funes.store.memory import Memory
+    from funes.store.memory import Memory, MemoryWriter
 
 NICE = 10
-SLICE_SECONDS = 5.0  # embed this long (at least one batch) before letting go of the writer lock
 LOCK_FD_ENV = "FUNES_BACKFILL_LOCK_FD"  # the locked descriptor :func:`start` hands down
-GAP_SECONDS = 0.5  # then leave the lock free this long for a waiting writer
 BUSY_GIVE_UP = 1800.0  # seconds of never getting the writer lock before giving up
 
 
@@ -84,8 +83,9 @@ def start(memory: Path, command: Sequence[str]) -> tuple[int, bool]:
 
 
 def run(open_with: Callable[[], Memory]) -> int:
-    """The detached backfill: embed every chunk still without a vector, a slice at a time, and
-    log it. Returns the number embedded (0 when another backfill already runs)."""
+    """The detached backfill: embed every chunk still without a vector, holding the writer lock
+    only to store each batch (:func:`funes.ingest.backfill.embed_unlocked`), and log it.
+    Returns the number embedded (0 when another backfill already runs)."""
     mem = open_with()
     lock = BehindLock(mem.path)
     fd = os.environ.pop(LOCK_FD_ENV, "")
@@ -93,19 +93,37 @@ def run(open_with: Callable[[], Memory]) -> int:
         return 0  # another one runs behind this memory: it does the work
     lock.write_pid(os.getpid())
     done = 0
+
+    def progress(n: int) -> None:
+        nonlocal done
+        done += n
+
     try:
         waiting = mem.count_without_vectors()
         log(f"start embedding {waiting:,} chunks behind the index run in {mem.label}")
-        embed = load_embed()  # before the writer lock: deriving the model takes a while
-        busy_since: float | None = None
+        embed = load_embed()  # before any writer lock: deriving the model takes a while
+        _, waiting = embed_unlocked(
+            mem, embed, lambda: _patient_writer(mem), on_progress=progress, finished=lock.release
+        )
+        log(f"ok (embedded={done} waiting={waiting})")
+    except Exception as e:  # logged, never raised: nobody is there to read it
+        log(f"FAILED ({type(e).__name__}: {e}) after embedding {done:,}; "
+            "`funes index --backfill` goes on from there")  # fmt: skip
+    finally:
+        lock.release()
+    return done
+
+
+@contextlib.contextmanager
+def _patient_writer(mem: Memory) -> Iterator[MemoryWriter]:
+    """The writer lock, waited for as long as :data:`BUSY_GIVE_UP` (a long index run you
+    started may hold it): nobody is waiting on the backfill behind."""
+    busy_since: float | None = None
+    with contextlib.ExitStack() as stack:
         while True:
             try:
-                with mem.writer(interactive=False) as w:
-                    busy_since = None
-                    n = w.backfill(embed, deadline=time.monotonic() + SLICE_SECONDS)
-                    waiting = mem.count_without_vectors()
-                    if not waiting:
-                        mark_all_embedded(mem.path)
+                w = stack.enter_context(mem.writer(interactive=False))
+                break
             except LockBusy:
                 now = time.monotonic()
                 busy_since = busy_since or now
@@ -114,15 +132,4 @@ def run(open_with: Callable[[], Memory]) -> int:
                         f"the memory stayed busy for {BUSY_GIVE_UP / 60:.0f} min"
                     ) from None
                 time.sleep(1.0)
-                continue
-            done += n
-            if not waiting or not n:
-                break
-            time.sleep(GAP_SECONDS)
-        log(f"ok (embedded={done} waiting={waiting})")
-    except Exception as e:  # logged, never raised: nobody is there to read it
-        log(f"FAILED ({type(e).__name__}: {e}) after embedding {done:,}; "
-            "`funes index --backfill` goes on from there")  # fmt: skip
-    finally:
-        lock.release()
-    return done
+        yield w

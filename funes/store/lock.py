@@ -10,10 +10,11 @@ Non-interactive writers fail at once; interactive ones (stdin is a TTY) retry a 
 notice on stderr. The kernel drops the lock when the process dies, so `kill -9` never leaves a
 stale lock behind.
 
-A vector backfill running behind an index run (:class:`BehindLock`, `<memory>/backfill.lock`,
-its pid in `backfill.pid`) holds the writer lock a few seconds at a time and lets go between
-batches; while one runs, any other writer waits for such a gap (up to :data:`YIELD_WAIT`
-seconds) instead of failing, so hooks and sweeps keep working while it fills vectors in.
+A vector backfill (`funes index --backfill`, or the one behind an index run) holds
+:class:`BehindLock` (`<memory>/backfill.lock`, its pid in `backfill.pid`) for its whole life and
+the writer lock only while it stores a batch of vectors (it embeds without it); while one runs,
+any other writer waits for the gap between two commits (up to :data:`YIELD_WAIT` seconds)
+instead of failing, so hooks and sweeps keep working while it fills vectors in.
 """
 
 from __future__ import annotations

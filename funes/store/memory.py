@@ -590,6 +590,30 @@ class MemoryWriter:
         self._counts_after(before)
         self.memory.lexical.commit(self.memory.version)
 
+    def store_vectors(self, ids: Sequence[str], texts: Sequence[str], vectors: np.ndarray) -> int:
+        """Store vectors embedded from ``texts`` while the writer lock was not held: only for
+        the rows that still wait for one and still hold that text (a scrub may have rewritten a
+        row, another backfill filled it, a remove deleted it meanwhile). Returns how many were
+        stored (one commit, none when that is 0)."""
+        want = dict(zip(ids, texts, strict=True))
+        if not want:
+            return 0
+        rows = self._scan_waiting(list(want))
+        keep = [i for i, r in enumerate(ids) if rows.get(r) == want[r]]
+        if not keep:
+            return 0
+        vecs = np.asarray(vectors, dtype=np.float32)[keep]
+        self.set_vectors([ids[i] for i in keep], vecs, waited=True)
+        return len(keep)
+
+    def _scan_waiting(self, ids: list[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for i in range(0, len(ids), 1000):
+            where = f"({WAITING_FOR_VECTOR}) AND {sql_in('id', ids[i : i + 1000])}"
+            for r in self.memory._scan(["id", "text"], where).to_pylist():
+                found[r["id"]] = r["text"] or ""
+        return found
+
     def backfill(
         self,
         embed: Callable[[list[str]], np.ndarray],
