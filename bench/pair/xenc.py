@@ -448,7 +448,15 @@ def cmd_eval(a: argparse.Namespace) -> int:
         if rec.get("exclude_fold") != a.fold:
             raise SystemExit(f"xenc: {d} was not trained blind to fold {a.fold}")
         cache = d / f"logits-fold{a.fold}.json"
-        saved = json.loads(cache.read_text()) if cache.exists() else {}
+        saved: dict[str, list[float]] = {}
+        for f in sorted(d.glob(f"logits-fold{a.fold}*.json")):  # shards of a parallel run too
+            saved.update(json.loads(f.read_text()))
+        if a.shard:  # i/n: score every n-th question from the i-th, save, no report
+            i, n = (int(x) for x in a.shard.split("/"))
+            part = {q["id"]: score(m, tok, q["query"], [t["text"] for t in q["top"][: max(ns)]])
+                    .tolist() for q in qs[i::n] if q["id"] not in saved}  # fmt: skip
+            (d / f"logits-fold{a.fold}-shard{i}.json").write_text(json.dumps(part))
+            continue
         ranks: dict[int, dict[str, list[int | None]]] = {
             n: {"funes": [], "pair": [], "rrf": []} for n in ns
         }
@@ -585,6 +593,7 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--p-tokens", type=int, default=128, help="warm-start only")
     e.add_argument("--pools", type=Path, default=POOLS)
     e.add_argument("--limit", type=int, default=0, help="only the first N questions (a probe)")
+    e.add_argument("--shard", default="", help="i/n: score a share of the questions, no report")
     e.add_argument("--threads", type=int, default=1)
     sp = sub.add_parser("spot")
     sp.add_argument("models", type=Path, nargs="+")
