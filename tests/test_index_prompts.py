@@ -155,3 +155,42 @@ def test_the_embedding_bar_shows_once_the_model_is_loaded_and_moves_every_few_se
     done = [int(e[2]) for e in ev[loading + 1 :] if e[:2] == ("update", "embedding")]
     assert done[-1] == 300 and done == sorted(done)
     assert max(b - a for a, b in itertools.pairwise(done)) <= 64
+
+
+class _SlowLoad:
+    """A Progress on a fake clock: the model takes 30 s to load, the first 64 chunks 100 s."""
+
+    def __init__(self, clock: list[float]) -> None:
+        self.clock = clock
+        self.ticked = False
+
+    def status(self, text: str) -> None:
+        if text.startswith("loading the embedding model"):
+            self.clock[0] += 30
+
+    def update(
+        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
+    ) -> None:
+        if phase == "embedding" and done and not self.ticked:
+            self.ticked = True
+            self.clock[0] += 100
+
+    def clear(self) -> None:
+        return None
+
+
+def test_the_question_estimates_as_the_bar_does_without_the_models_load(
+    private_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """256 chunks embedded in 100 s (after a 30 s load), 44 left: ~17 s, as the bar said just
+    before — not ~22 s, which counted the load as embedding time."""
+    write_claude(private_home, "sess-r", 180)  # 300 chunks
+    clock = [0.0]
+    monkeypatch.setattr(indexer.time, "monotonic", lambda: clock[0])
+    questions: list[str] = []
+    opts = indexer.IndexOptions(home=private_home, interactive=True, budget=60)
+    indexer.index(opts, progress=_SlowLoad(clock), ask=lambda q: questions.append(q) or False)
+    assert questions == [
+        "44 chunks are searchable by words but still need vectors (~17s left, rough). "
+        "Finish it now? [Y/n] "
+    ]

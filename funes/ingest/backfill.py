@@ -148,7 +148,9 @@ def embed_behind(
         return
     # Added to what the run embedded already: a run past its budget embeds in two calls, before
     # the question to finish and after it.
+    t0 = time.monotonic()
     report.embedded += w.backfill(ticking(embed, progress, missing), deadline=deadline)
+    report.embed_seconds += time.monotonic() - t0
     progress.clear()
 
 

@@ -136,12 +136,12 @@ def index(
             # the writer lock, at full priority.
             if opts.embed and behind_pid(path) is None:
                 # A budgeted sweep embeds in what is left of its budget; told to finish, all of it.
-                t_embed = time.monotonic()
                 embed_behind(w, report, progress, None if finish else deadline)
                 left = mem.count_without_vectors()
                 asking = interactive and ask is not None and not (finish or declined)
                 if left and asking and ask is not None and report.embed_note is None:
-                    rate = report.embedded / max(time.monotonic() - t_embed, 1e-3)
+                    # The bar's rate: chunks per second of embedding, the model's load left out
+                    rate = report.embedded / max(report.embed_seconds, 1e-3)
                     eta = fmt_eta(left / (rate if report.embedded else EMBED_RATE_GUESS))
                     question = (
                         f"{left:,} chunks are searchable by words but still need vectors "

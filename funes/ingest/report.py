@@ -26,6 +26,7 @@ class IndexReport:
     chunks: int = 0  # written
     seen: int = 0  # produced by chunking (written + already stored)
     embedded: int = 0  # vectors filled in this run (for this run's chunks or earlier ones)
+    embed_seconds: float = 0.0  # spent embedding them, the model's loading left out
     without_vectors: int = 0  # chunks in the memory still waiting for a vector after the run
     passes_left: int = 0
     sessions_left: int = 0
