@@ -71,7 +71,7 @@ def test_recall_over_a_memory_without_vectors_never_imports_onnxruntime(tmp_path
 
 
 BLAS_PROBE = """
-import ctypes, glob, os, sys
+import ctypes, gc, glob, os, sys
 import funes.cli.main as m
 try:
     m.main(sys.argv[1:])
@@ -80,17 +80,19 @@ except SystemExit:
 import numpy
 lib = glob.glob(os.path.join(os.path.dirname(numpy.__file__) + ".libs", "*openblas*"))[0]
 threads = ctypes.CDLL(lib).scipy_openblas_get_num_threads64_()
-print(f"BLAS={threads} ENV={os.environ.get('OPENBLAS_NUM_THREADS')}", file=sys.stderr)
+gc_on = gc.isenabled()
+print(f"BLAS={threads} ENV={os.environ.get('OPENBLAS_NUM_THREADS')} GC={gc_on}", file=sys.stderr)
 """
 
 
 @pytest.mark.parametrize(
     "argv", [["get", SESSION, "c-11", "--window", "1"], ["get", SESSION, "--from", "2"]]
 )
-def test_get_starts_numpy_with_one_blas_thread_and_leaves_the_environment_as_it_was(
+def test_get_starts_numpy_with_one_blas_thread_and_no_cyclic_gc_leaving_the_environment(
     argv: list[str], samples_memory: Path
 ) -> None:
-    """OpenBLAS's threads (one per core) spin at numpy's import; get multiplies no matrix."""
+    """OpenBLAS's threads (one per core) spin at numpy's import, and the collector walks the
+    imports' objects for nothing; get multiplies no matrix and makes no cycles to collect."""
     if (os.cpu_count() or 1) < 2:
         pytest.skip("one core: OpenBLAS starts one thread anyway")
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
@@ -99,4 +101,4 @@ def test_get_starts_numpy_with_one_blas_thread_and_leaves_the_environment_as_it_
         capture_output=True, stdin=subprocess.DEVNULL, timeout=120, check=False, env=env,
     )  # fmt: skip
     assert b"tile" in p.stdout or b"turn=" in p.stdout, p.stderr.decode()
-    assert p.stderr.decode().splitlines()[-1] == "BLAS=1 ENV=None"
+    assert p.stderr.decode().splitlines()[-1] == "BLAS=1 ENV=None GC=False"

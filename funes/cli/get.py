@@ -8,7 +8,7 @@ import sys
 
 from funes import validate
 from funes.cli._args import Parser
-from funes.cli._blas import import_numpy_with_one_blas_thread
+from funes.cli._cold import start_reading
 from funes.cli._pipe import run
 from funes.cli._tty import spinner, term_width, tty_style
 from funes.errors import UsageError
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    import_numpy_with_one_blas_thread()
+    start_reading()
     # lazy: numpy stays off fast commands' start-up
     from funes.memories import open_one
 

@@ -7,7 +7,7 @@ import json
 import sys
 
 from funes.cli._args import Parser
-from funes.cli._blas import import_numpy_with_one_blas_thread
+from funes.cli._cold import start_reading
 from funes.cli._pipe import run
 from funes.cli._tty import spinner
 from funes.hub.spec import parse, parse_one
@@ -55,7 +55,7 @@ def _status(spec: str | None, as_json: bool) -> str:
     st = None if path is None else cached_status(path)
     note = ""
     if st is None:
-        import_numpy_with_one_blas_thread()
+        start_reading()
         # lazy: Lance, pyarrow and numpy, only when the table must be read
         from funes.memories import open_one
         from funes.store.status import memory_status
