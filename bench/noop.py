@@ -1,6 +1,8 @@
 """CPU of the commands a user or a hook runs when nothing changed, at ~20k chunks: a no-op
 `funes index` sweep, a no-op per-turn hook (`funes index TRANSCRIPT --yes`, what the hook
-script runs), `funes status` (first after a write, and repeated) and `funes get SESSION TURN`.
+script runs), `funes status` (first after a hook's write by the same build, with no counts that
+describe the table as after a write by an older funes, and repeated) and `funes get SESSION
+TURN`.
 
     .venv/bin/python -m bench.noop [--runs 7] [--baseline DIR]
 
@@ -29,6 +31,7 @@ import shutil
 import statistics
 import subprocess
 import tempfile
+from collections.abc import Callable
 from datetime import date
 from typing import Any
 
@@ -92,13 +95,39 @@ def measure(home: Path, fh: Path, runs: int, baseline: Path | None) -> dict[str,
     )
     env = {**os.environ, "HOME": str(home), "FUNES_HOME": str(fh)}
 
-    def drop_status_cache() -> None:
+    grown = transcript.with_name("bench-noop-grown.jsonl")
+    turns = [0]
+
+    def hook_write(tree: Path) -> None:
+        """A hook's run of ``tree``'s build: one new turn appended to a session and indexed
+        (text only), so its status is the first after a write that build made."""
+        turns[0] += 1
+        n = turns[0]
+        line = {"type": "user", "uuid": f"noop-u{n}", "sessionId": "bench-noop-grown",
+                "parentUuid": f"noop-u{n - 1}" if n > 1 else None, "cwd": "/home/u/proj",
+                "timestamp": f"2026-11-30T10:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+                "message": {"role": "user", "content": f"status after write {n}: why zeta{n}?"}}  # fmt: skip
+        with open(grown, "a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
+        # A status first, untimed: the other build's write came last, and a build's writer goes
+        # on only from counts that describe the table (as a user's one build always does).
+        for argv in (["status"], ["index", str(grown), "--no-embed", "--yes", "-q"]):
+            subprocess.run(
+                [sys.executable, "-m", "funes.cli.main", *argv], env={**env, "PYTHONPATH": str(tree)},
+                cwd=tree, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, check=True,
+            )  # fmt: skip
+
+    def forget_counts(tree: Path) -> None:
+        """As after a write by an older funes: no counts that describe the table, no cache."""
+        (fh / "memory" / "counts.json").unlink(missing_ok=True)
         shutil.rmtree(fh / "cache" / "status", ignore_errors=True)
 
-    calls = {
+    calls: dict[str, tuple[list[str], Callable[[Path], None] | None]] = {
         "index_noop": (["index", "-q"], None),
         "hook_noop": (["index", str(transcript), "--yes", "-q"], None),
-        "status_after_write": (["status"], drop_status_cache),
+        "status_after_write": (["status"], hook_write),
+        "status_counted": (["status"], forget_counts),
         "status_repeated": (["status"], None),
         "get": (["get", row["session_id"], row["turn_uuid"]], None),
     }
@@ -109,7 +138,7 @@ def measure(home: Path, fh: Path, runs: int, baseline: Path | None) -> dict[str,
         for i in range(runs + 1):  # the first round warms the file cache, untimed
             for b, tree in builds.items():
                 if before is not None:
-                    before()
+                    before(tree)
                 c = cpu_of(argv, env, tree)
                 if i:
                     cpu[b].append(c)
