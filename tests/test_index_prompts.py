@@ -194,3 +194,26 @@ def test_the_question_estimates_as_the_bar_does_without_the_models_load(
         "44 chunks are searchable by words but still need vectors (~17s left, rough). "
         "Finish it now? [Y/n] "
     ]
+
+
+class _Counts(_Recorder):
+    def update(
+        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
+    ) -> None:
+        self.events.append(("update", phase, str(done), str(total), str(chunks)))
+
+
+def test_the_pass_bar_counts_the_chunks_found_before_they_are_committed(
+    private_home: Path,
+) -> None:
+    """A sweep commits every 2 s: the bar's `N chunks` counted only committed ones, and said
+    `9/30 passes, 0 chunks` through a whole first pass."""
+    for i in range(4):
+        write_claude(private_home, f"sess-c{i}", 6)
+    progress = _Counts()
+    opts = indexer.IndexOptions(home=private_home, budget=None, embed=False)
+    report = indexer.index(opts, progress=progress)
+    assert report.chunks == 40
+    text = [e for e in progress.events if e[:2] == ("update", "text")]
+    assert text[-1][2:4] == ("4", "12")  # the text tier's 4 passes of 12 …
+    assert int(text[-1][4]) == 24  # … found its 24 chunks (6 per session), not yet committed

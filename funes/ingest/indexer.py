@@ -188,7 +188,7 @@ class _Run:
         self.last_flush = time.monotonic()
 
     def unit(self, u: Unit, tiers: tuple[str, ...], phase: str, i: int, n: int) -> None:
-        self.progress.update(phase, i - 1, n, self.report.chunks)  # the bar, from the first
+        self.progress.update(phase, i - 1, n, self.report.chunks + len(self.buf))  # from the first
         sig = u.signature()
         stats = FileStats(display_path(u.name))
         ids = self.w.ids
@@ -222,7 +222,8 @@ class _Run:
             or i == n
         ):
             self.flush()
-        self.progress.update(phase, i, n, self.report.chunks)
+        # chunks found so far, stored or still in the batch (committed every 2 s or 4,000)
+        self.progress.update(phase, i, n, self.report.chunks + len(self.buf))
 
     def commit(self) -> None:
         """Store the buffered chunks (state is recorded only by :meth:`flush`)."""
