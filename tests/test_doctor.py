@@ -65,3 +65,38 @@ def test_doctor_says_unknown_without_the_cli_and_flags_a_stale_script(
 def test_doctor_rejects_unknown_agents(private_home: Path) -> None:
     out = funes("doctor", "vim")
     assert out.returncode == 2 and "unknown agent 'vim'" in out.stderr
+
+
+# The index hook as funes wrote it before funes-hook-common.sh existed: self-contained, so it
+# keeps working after an upgrade until `funes add` rewrites it.
+OLD_SELF_CONTAINED_HOOK = """#!/usr/bin/env bash
+# funes-index.sh AGENT [--funes PATH] [--memory M] — the per-turn index hook.
+set -u
+umask 077
+log() { printf '%s %s\\n' "$(date +%Y-%m-%dT%H:%M:%S%z)" "$*" >>"$FUNES_HOME/logs/hooks.log"; }
+if [ "${1:-}" != "--worker" ]; then
+\tsetsid bash "$0" --worker "$@" </dev/null >/dev/null 2>&1 &
+\texit 0
+fi
+"""
+
+
+def test_doctor_tells_an_old_self_contained_hook_from_one_missing_its_common_file(
+    private_home: Path, fakes: Path
+) -> None:
+    assert funes("add", "codex", state=fakes).returncode == 0
+    hooks = private_home / ".codex/hooks"
+    # After `git pull && bin/install`: the old script is still there, the common file never was.
+    (hooks / "funes-hook-common.sh").unlink()
+    (hooks / "funes-index.sh").write_text(OLD_SELF_CONTAINED_HOOK)
+    (agent,) = json.loads(funes("doctor", "codex", "--json", state=fakes).stdout)["agents"]
+    assert agent["notes"] == ["hook script is out of date: rerun `funes add codex` to update"]
+    assert "does nothing" not in funes("doctor", "codex", state=fakes).stdout
+
+    # The current script sources the common file: without it, the hook really is broken.
+    assert funes("add", "codex", state=fakes).returncode == 0
+    (hooks / "funes-hook-common.sh").unlink()
+    (agent,) = json.loads(funes("doctor", "codex", "--json", state=fakes).stdout)["agents"]
+    (note,) = agent["notes"]
+    assert "funes-hook-common.sh" in note and "does nothing without it" in note
+    assert "rerun `funes add codex`" in note

@@ -117,6 +117,7 @@ from funes.agents._hooks import (  # noqa: E402
     quote,
     remove_script,
     scripts_current,
+    sources_common,
     sync_push_script,
     with_agent_cases,
 )
@@ -172,6 +173,7 @@ __all__ = [
     "same",
     "scripts_current",
     "shell_join",
+    "sources_common",
     "sync_push_script",
     "unregister",
     "which",

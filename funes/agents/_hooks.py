@@ -67,6 +67,21 @@ def scripts_current(index: Path) -> bool:
     )
 
 
+def sources_common(script: Path) -> bool:
+    """Whether the hook script at ``script`` sources :data:`COMMON_SCRIPT` (funes' scripts do
+    since that file exists; older ones are self-contained and run without it)."""
+    try:
+        lines = script.read_bytes().splitlines()
+    except OSError:
+        return False
+    name = COMMON_SCRIPT.encode()
+    return any(
+        name in ln and ln.lstrip().startswith((b". ", b"source "))
+        for ln in lines
+        if not ln.lstrip().startswith(b"#")
+    )
+
+
 def push_script() -> bytes:
     return packaged(f"hooks/{PUSH_SCRIPT}")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from funes.agents import Context, get, hooklog, names
-from funes.agents._common import COMMON_SCRIPT, Registrations
+from funes.agents._common import COMMON_SCRIPT, Registrations, sources_common
 from funes.store.private import too_open
 from funes.store.state import IndexState
 
@@ -79,13 +79,18 @@ def agent_report(agent: str, ctx: Context, entries: list[hooklog.Entry]) -> Agen
         rep.notes.append(st["note"])
     if rep.hooks and rep.script is None:
         rep.notes.append(f"hook configured but its script is missing: rerun `funes add {agent}`")
-    elif st.get("script") and not (Path(st["script"]).parent / COMMON_SCRIPT).exists():
+    elif (
+        st.get("script")
+        and not (Path(st["script"]).parent / COMMON_SCRIPT).exists()
+        and sources_common(Path(st["script"]))
+    ):
         rep.notes.append(
             f"{COMMON_SCRIPT}, which the hook scripts source, is missing beside them (the hook "
             f"does nothing without it): rerun `funes add {agent}`"
         )
     elif rep.script and not rep.script_current:
-        rep.notes.append(f"hook script is out of date: rerun `funes add {agent}`")
+        # An older, self-contained script (from before the common file) still runs.
+        rep.notes.append(f"hook script is out of date: rerun `funes add {agent}` to update")
     if rep.push_hooks and "push_script" in st:
         if st["push_script"] is None:
             rep.notes.append(
