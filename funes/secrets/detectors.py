@@ -1132,9 +1132,6 @@ def _try(row: _Row, text: str, q: int, cands: list[tuple[int, int, int, str]]) -
 
 _MNEMONIC_LABELS = ("mnemonic", "seed", "phrase", "wallet")
 _MNEMONIC_BEFORE, _MNEMONIC_AFTER = 200, 600
-# Twelve short words in a row: the cheap test a window must pass before its words are looked
-# up one by one.
-_TWELVE_WORDS = re.compile(r"(?:[a-z]{3,8}(?:[\s,;\"'`|*.):-]|\\[nrt]|\d)+){11}[a-z]{3,8}")
 
 
 def _mnemonics(lowered: str, cands: list[tuple[int, int, int, str]]) -> None:
@@ -1146,8 +1143,9 @@ def _mnemonics(lowered: str, cands: list[tuple[int, int, int, str]]) -> None:
         n = 0
         while i >= 0 and n < 16:
             a, b = max(0, i - _MNEMONIC_BEFORE), i + _MNEMONIC_AFTER
-            if _TWELVE_WORDS.search(lowered, a, b):
-                spans.update(crypto.mnemonic_spans(lowered, a, b))
+            # the window's words looked up one by one: cheaper than a regex for twelve short
+            # words in a row, which backtracks over every letter of a window of code
+            spans.update(crypto.mnemonic_spans(lowered, a, b))
             i = lowered.find(label, b)
             n += 1
     cands.extend((s, e, 5, "bip39-mnemonic") for s, e in spans)
