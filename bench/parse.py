@@ -1,12 +1,19 @@
 """Parse + chunk throughput on a generated Claude Code tree: MB/s and peak RSS.
 
     .venv/bin/python bench/parse.py [--mb 200] [--runs 3]
+    .venv/bin/python bench/parse.py --corpus DIR [--runs 7]
 
 Generates (deterministically, seed 0) a `~/.claude/projects`-shaped tree of the given size —
 sessions of user prompts, assistant text, thinking, tool calls and tool results of realistic,
 skewed sizes, with the bookkeeping records real files carry — then times `funes-parse TREE`
 and `funes-parse TREE | funes-chunk` as a user would run them. Prints a markdown table and
 writes bench/results/parse-<date>.json.
+
+``--corpus DIR`` times real transcripts instead (eval-dev's, ../shared/eval-dev/corpus, or the
+labelled set's, read where they are): the same commands, and the same work in one process
+(``sources.parse`` then ``chunk_turns``, with and without redaction). Besides wall time, every
+figure is in MB of transcript per CPU second (user + system of the whole pipeline): the machine
+is shared, and CPU time is what the load inflates least.
 """
 
 from __future__ import annotations
@@ -115,20 +122,106 @@ def generate(root: Path, megabytes: int, seed: int = 0) -> int:
     return written
 
 
-def timed(cmd: str) -> tuple[float, int]:
-    """Wall seconds and peak RSS (MB) of the largest process of a shell pipeline."""
+def timed(cmd: str) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS (MB) of the largest process and CPU seconds (user + system, every
+    process) of a shell pipeline."""
     t = time.perf_counter()
     # A fresh process per run, so ru_maxrss is this run's (RUSAGE_CHILDREN keeps a maximum).
     probe = (
         "import resource,subprocess,sys;"
-        "subprocess.run(sys.argv[1],shell=True,check=True,executable='/bin/bash');"
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+        "p=subprocess.run(sys.argv[1],shell=True,executable='/bin/bash');"
+        "r=resource.getrusage(resource.RUSAGE_CHILDREN);"
+        "print(r.ru_maxrss, r.ru_utime + r.ru_stime, p.returncode)"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe, cmd], capture_output=True, text=True, check=True
     )
     wall = time.perf_counter() - t
-    return wall, int(out.stdout.strip()) // 1024
+    rss, cpu, code = out.stdout.split()
+    if int(code) > 1:  # 1: some lines skipped (real transcripts have a few), still a full run
+        raise SystemExit(f"bench/parse.py: {cmd!r} failed (exit {code}): {out.stderr[-500:]}")
+    return wall, int(rss) // 1024, float(cpu)
+
+
+def _cases(prefix: str, tree: Path) -> dict[str, str]:
+    parse = f"{prefix}'{BIN}/funes-parse' -q '{tree}'"
+    return {
+        "funes-parse": f"{parse} > /dev/null",
+        "funes-parse | funes-chunk": f"{parse} | '{BIN}/funes-chunk' > /dev/null",
+        "funes-parse | funes-chunk --no-redact": f"{parse} | '{BIN}/funes-chunk' --no-redact > /dev/null",
+    }  # fmt: skip
+
+
+def _time_cases(cases: dict[str, str], size: int, runs: int) -> dict[str, Any]:
+    results = {}
+    for name, cmd in cases.items():
+        timings = [timed(cmd) for _ in range(runs)]
+        walls = [w for w, _, _ in timings]
+        cpus = [c for _, _, c in timings]
+        results[name] = {
+            "wall_s": [round(w, 2) for w in walls],
+            "median_s": round(statistics.median(walls), 2),
+            "mb_per_s": round(size / 1e6 / statistics.median(walls), 1),
+            "cpu_s": [round(c, 3) for c in cpus],
+            "median_cpu_s": round(statistics.median(cpus), 3),
+            "mb_per_cpu_s": round(size / 1e6 / statistics.median(cpus), 1),
+            "peak_rss_mb": max(r for _, r, _ in timings),
+        }
+    return results
+
+
+def in_process(corpus: Path, size: int, runs: int) -> dict[str, Any]:
+    """``sources.parse`` then ``chunk_turns`` in this process, CPU time, median of ``runs``:
+    what `funes index` does before it embeds, without the pipes' JSON in between."""
+    from funes import sources
+    from funes.chunking import chunk_turns
+    from funes.secrets import redact
+
+    texts = [b.text for t in sources.parse([corpus]) for b in t.blocks]
+    block_mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
+
+    def cpu(work: Any) -> float:
+        spent = []
+        for _ in range(runs):
+            t0 = time.process_time()
+            work()
+            spent.append(time.process_time() - t0)
+        return statistics.median(spent)
+
+    redact("warm up")  # the detectors load on first use
+    out = {
+        "parse": cpu(lambda: sum(1 for _ in sources.parse([corpus]))),
+        "parse + chunk, no redaction": cpu(
+            lambda: sum(1 for _ in chunk_turns(sources.parse([corpus])))
+        ),
+        "parse + chunk": cpu(
+            lambda: sum(1 for _ in chunk_turns(sources.parse([corpus]), redact=redact))
+        ),
+    }
+    res: dict[str, Any] = {
+        k: {"median_cpu_s": round(v, 3), "mb_per_cpu_s": round(size / 1e6 / v, 1)}
+        for k, v in out.items()
+    }
+    r = cpu(lambda: [redact(t) for t in texts])
+    res["redact() alone, on the block text"] = {
+        "block_mb": round(block_mb, 2),
+        "median_cpu_s": round(r, 3),
+        "mb_per_cpu_s": round(block_mb / r, 1),
+    }
+    return res
+
+
+def measure_corpus(corpus: Path, runs: int) -> dict[str, Any]:
+    files = sorted(p for p in corpus.rglob("*") if p.is_file() and p.suffix == ".jsonl")
+    size = sum(p.stat().st_size for p in files)
+    return {
+        "corpus": {"path": str(corpus), "bytes": size, "files": len(files)},
+        "runs": runs,
+        "load_start": os.getloadavg()[0],
+        "results": _time_cases(_cases("", corpus), size, runs),
+        "in_process": in_process(corpus, size, runs),
+        "load_end": os.getloadavg()[0],
+    }
 
 
 def measure(megabytes: int, runs: int) -> dict[str, Any]:
@@ -139,22 +232,7 @@ def measure(megabytes: int, runs: int) -> dict[str, Any]:
         gen_s = time.perf_counter() - t
         tree = work / ".claude" / "projects"
         files = sum(1 for _ in tree.rglob("*.jsonl"))
-        env = f"HOME={work} "
-        cases = {
-            "funes-parse": f"{env}'{BIN}/funes-parse' -q '{tree}' > /dev/null",
-            "funes-parse | funes-chunk": f"{env}'{BIN}/funes-parse' -q '{tree}' | '{BIN}/funes-chunk' > /dev/null",
-            "funes-parse | funes-chunk --no-redact": f"{env}'{BIN}/funes-parse' -q '{tree}' | '{BIN}/funes-chunk' --no-redact > /dev/null",
-        }
-        results = {}
-        for name, cmd in cases.items():
-            timings = [timed(cmd) for _ in range(runs)]
-            walls = [w for w, _ in timings]
-            results[name] = {
-                "wall_s": [round(w, 2) for w in walls],
-                "median_s": round(statistics.median(walls), 2),
-                "mb_per_s": round(size / 1e6 / statistics.median(walls), 1),
-                "peak_rss_mb": max(r for _, r in timings),
-            }
+        results = _time_cases(_cases(f"HOME={work} ", tree), size, runs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {"tree": {"bytes": size, "files": files, "generate_s": round(gen_s, 1)},
@@ -172,7 +250,10 @@ def main() -> None:
     )
     ap.add_argument("--mb", type=int, default=200, help="tree size in MB (default 200)")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--corpus", type=Path, metavar="DIR", help="time these transcripts instead")
     args = ap.parse_args()
+    if args.corpus:
+        return corpus_main(args.corpus, args.runs)
     res = measure(args.mb, args.runs)
     doc = {
         "suite": "parse",
@@ -194,6 +275,32 @@ def main() -> None:
     print("|---|---|---|---|")
     for name, r in res["results"].items():
         print(f"| `{name}` | {r['mb_per_s']:.1f} | {r['median_s']:.2f} | {r['peak_rss_mb']} |")
+    print(f"\nwritten {out}")
+
+
+def corpus_main(corpus: Path, runs: int) -> None:
+    res = measure_corpus(corpus, runs)
+    day = dt.date.today().isoformat()
+    out = Path(__file__).parent / "results" / f"parse-corpus-{day}.json"
+    doc = json.loads(out.read_text()) if out.exists() else {"suite": "parse --corpus", "date": day}
+    doc["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(),
+                      "platform": platform.platform()}  # fmt: skip
+    doc.setdefault("corpora", {})[
+        corpus.name if corpus.name != "corpus" else corpus.parent.name
+    ] = res
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2) + "\n")
+    c = res["corpus"]
+    print(f"{c['path']}: {c['bytes'] / 1e6:.1f} MB in {c['files']} files; {runs} runs, median; "
+          f"load {res['load_start']:.1f} -> {res['load_end']:.1f}\n")  # fmt: skip
+    print("| command | MB per CPU s | median CPU (s) | median wall (s) | peak RSS (MB) |")
+    print("|---|---|---|---|---|")
+    for name, r in res["results"].items():
+        cell = name.replace("|", "\\|")
+        print(f"| `{cell}` | {r['mb_per_cpu_s']:.1f} | {r['median_cpu_s']:.2f} | "
+              f"{r['median_s']:.2f} | {r['peak_rss_mb']} |")  # fmt: skip
+    for name, r in res["in_process"].items():
+        print(f"| in one process: {name} | {r['mb_per_cpu_s']:.1f} | {r['median_cpu_s']:.2f} | | |")
     print(f"\nwritten {out}")
 
 
