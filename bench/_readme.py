@@ -597,7 +597,8 @@ def verbs_section(r: dict[str, Any]) -> list[str]:
 NOOP_AIMS = {  # CPU aims of issue 24's bench aims, in s
     "index_noop": ("no-op `funes index` (sweep)", 0.3),
     "hook_noop": ("no-op per-turn hook (`funes index TRANSCRIPT --yes`)", 0.3),
-    "status_after_write": ("`funes status`, first after a write", 0.4),
+    "status_after_write": ("`funes status`, first after a hook's write", 0.4),
+    "status_counted": ("`funes status` counting the table (after a write by an older funes)", 0.4),
     "status_repeated": ("`funes status`, repeated", 0.4),
     "get": ("`funes get SESSION TURN`", 0.4),
 }
