@@ -72,6 +72,9 @@ def test_a_hooks_turn_gets_in_while_a_detached_backfill_embeds_and_is_embedded_b
         # It did not wait for the backfill to finish: that is still embedding the backlog.
         assert backfill.poll() is None, f"the backfill finished before the hook ({took:.1f}s)"
 
+        shown = run_cmd("funes", "status", "--memory", mem).stdout.decode()
+        assert f"a backfill is running (pid {backfill.pid}) and embeds them" in shown
+
         # Searchable by words at once, before it has a vector.
         m = open_memory(mem)
         hits = m.lexical_search("quokkaflange importer", k=3)

@@ -189,7 +189,7 @@ def _index_or_backfill(
     if args.backfill and (pid := behind_pid(writable_dir(args.memory))) is not None:
         progress.clear()
         print(
-            f"funes: a backfill is already running behind an index run (pid {pid}); "
+            f"funes: a backfill is already running (pid {pid}); "
             "`funes status` shows how many chunks still wait",
             file=sys.stderr,
         )

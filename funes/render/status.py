@@ -26,7 +26,7 @@ def status_text(st: Status, models: dict[str, str | None]) -> str:
         pid = f" (pid {st.backfill_pid})" if st.backfill_pid else ""
         lines.append(
             f"awaiting vectors: {st.without_vectors} chunks (searchable by words now; a "
-            f"backfill is running behind the last index run{pid} and embeds them)"
+            f"backfill is running{pid} and embeds them)"
         )
     elif st.without_vectors:
         lines.append(
