@@ -389,3 +389,92 @@ def test_a_harness_sweep_queued_by_one_agent_is_logged_as_that_agents(
     log = wait_for("codex Stop 0199f00d: ok (indexed sessions=1)")
     assert "codex Stop 0199f00d: start --harness codex" in log
     assert "claude Stop aaaa1111: start --harness codex" not in log
+
+
+def _niceness_recorder(home: Path) -> tuple[Path, Path]:
+    """A funes that writes the niceness and I/O class it runs with, then succeeds."""
+    record = home / "priority"
+    fake = home / "fake-funes"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f"ps -o ni= -p $$ | tr -d ' ' > {record}.tmp\n"
+        f"(ionice -p $$ 2>/dev/null || echo none) >> {record}.tmp\n"
+        f"mv {record}.tmp {record}\n"
+        "echo 'indexed sessions=1 skipped=0 chunks=1'\n"
+    )
+    fake.chmod(0o755)
+    return fake, record
+
+
+def _wait_file(path: Path, timeout: float = 60.0) -> str:
+    deadline = time.monotonic() + timeout
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return path.read_text()
+
+
+def test_the_worker_indexes_at_low_priority(private_home: Path) -> None:
+    """A long embed in the worker must not take the CPU from the agent it serves."""
+    fake, record = _niceness_recorder(private_home)
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    proc = run_hook(stop_payload(claude_transcript(private_home)), "claude", "--funes", str(fake))
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    niceness, io_class = _wait_file(record).splitlines()
+    assert int(niceness) >= min(own + 10, 19)
+    if io_class != "none":  # ionice is there: the worker reads and writes in idle time only
+        assert io_class.startswith("idle")
+    wait_for("claude Stop 5f0c1e2d: ok")
+
+
+def test_the_worker_starts_when_nice_and_ionice_are_missing(
+    private_home: Path, tmp_path: Path
+) -> None:
+    """Where neither tool exists the hook indexes all the same (at the agent's priority)."""
+    fake, record = _niceness_recorder(private_home)
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in (
+        "bash",
+        "setsid",
+        "mkdir",
+        "cksum",
+        "cut",
+        "date",
+        "sed",
+        "awk",
+        "head",
+        "cat",
+        "mv",
+        "rm",
+        "mktemp",
+        "grep",
+        "printf",
+        "tr",
+        "wc",
+        "ps",
+        "sleep",
+        "find",
+        "sh",
+        "uname",
+        "ls",
+        "touch",
+        "tail",
+        "sort",
+        "basename",
+        "dirname",
+        "env",
+    ):
+        found = subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True, text=True)
+        if found.stdout.strip().startswith("/"):
+            (bare / tool).symlink_to(found.stdout.strip())
+    proc = run_hook(
+        stop_payload(claude_transcript(private_home)),
+        "claude",
+        "--funes",
+        str(fake),
+        env={"PATH": str(bare)},
+    )
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    niceness, io_class = _wait_file(record).splitlines()
+    assert int(niceness) == os.getpriority(os.PRIO_PROCESS, 0) and io_class == "none"
+    wait_for("claude Stop 5f0c1e2d: ok")

@@ -249,3 +249,23 @@ def test_shipped_push_script_is_the_canonical_one() -> None:
     assert os.access(SCRIPT, os.X_OK)
     common = resources.files("funes.agents").joinpath("hooks/funes-hook-common.sh").read_bytes()
     assert common == (REPO / "hooks" / "funes-hook-common.sh").read_bytes()
+
+
+def test_the_push_worker_runs_at_low_priority(tmp_path: Path, private_home: Path) -> None:
+    """A push rebuilds and scans blocks for a while; the agent keeps the CPU meanwhile."""
+    fh = tmp_path / "fh"
+    record = tmp_path / "priority"
+    exe = tmp_path / "fake-funes"
+    exe.write_text(
+        f"#!/bin/sh\nps -o ni= -p $$ | tr -d ' ' > {record}.tmp\n"
+        f"(ionice -p $$ 2>/dev/null || echo none) >> {record}.tmp\nmv {record}.tmp {record}\n"
+        "echo 'hf://datasets/ana/kb: up to date'\n"
+    )
+    exe.chmod(0o755)
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    _run_hook(tmp_path, exe, fh)
+    _wait_for(fh / "logs" / "hooks.log", 1)
+    niceness, io_class = record.read_text().splitlines()
+    assert int(niceness) >= min(own + 10, 19)
+    if io_class != "none":
+        assert io_class.startswith("idle")

@@ -17,14 +17,25 @@ funes_logdir() {
 
 # Start this script again as `--worker ARGS…`, detached: a new session (setsid) so the agent's
 # process-group kill or hangup never reaches it; without setsid (macOS), job control gives it
-# its own process group. Nothing of it reaches the agent's stdout or stderr.
+# its own process group. Nothing of it reaches the agent's stdout or stderr. The worker runs at
+# low priority (`nice -n 10`, where nice exists): an index run can embed for minutes, and the
+# agent it serves must keep the CPU meanwhile.
 detach_worker() {
+	set -- bash "$0" --worker "$@"
+	command -v nice >/dev/null 2>&1 && set -- nice -n 10 "$@"
 	if command -v setsid >/dev/null 2>&1; then
-		setsid bash "$0" --worker "$@" </dev/null >/dev/null 2>&1 &
+		setsid "$@" </dev/null >/dev/null 2>&1 &
 	else
 		set -m
-		nohup bash "$0" --worker "$@" </dev/null >/dev/null 2>&1 &
+		nohup "$@" </dev/null >/dev/null 2>&1 &
 	fi
+}
+
+# The worker's disk reads and writes in idle time only (`ionice -c3`, Linux); nothing where
+# ionice is missing or refused.
+idle_io() {
+	command -v ionice >/dev/null 2>&1 && ionice -c3 -p $$ >/dev/null 2>&1
+	return 0
 }
 
 # The worker's options: sets $funes_bin (--funes, else $FUNES_BIN), $memory (--memory), $push

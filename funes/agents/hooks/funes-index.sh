@@ -55,6 +55,7 @@ trap '[ -n "$payload" ] && rm -f "$payload" 2>/dev/null' EXIT
 agent=${1:-claude}
 [ $# -gt 0 ] && shift
 worker_args "$@"
+idle_io
 close_inherited
 funes_logdir
 open_log || exit 0

@@ -32,6 +32,7 @@ shift
 agent=${1:-claude}
 [ $# -gt 0 ] && shift
 worker_args "$@"
+idle_io
 [ -z "$memory" ] && memory=$bare # the reference's `funes-push.sh OWNER/NAME`
 close_inherited
 funes_logdir
