@@ -95,6 +95,7 @@ def test_a_table_written_without_the_counts_is_counted_again_never_misreported(
     assert (doc["chunks"], doc["sessions"], doc["without_vectors"]) == (3, 3, 3)
     again, loaded = status(mem)
     assert loaded == [] and again["chunks"] == 3
+    assert again["last_indexed"] == doc["last_indexed"]  # one clock: the newest version's
     # The next writer goes on from the counts the status wrote.
     assert (
         run_cmd("funes-write", "--memory", mem, input=chunk_line(9, "omega") + "\n").returncode == 0

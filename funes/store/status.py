@@ -57,7 +57,11 @@ def memory_status(mem: Memory, pending_sources: int | None = None) -> Status:
     before = counts.signature(mem.path) if local else None
     # the mark an index run leaves when nothing waited: no scan of 20k vectors (~0.05 s)
     tc = counts.count_table(mem, 0 if all_embedded(mem.path) else None)
-    st = _status(mem.path, tc, mem.last_indexed(), pending_sources)
+    # When the table last changed: its newest manifest's time, as the counts' path says it,
+    # without reading every version's manifest (a hook-fed table holds hundreds).
+    latest = before is not None and before.version == mem.version
+    changed = before.changed if before is not None and latest else mem.last_indexed()
+    st = _status(mem.path, tc, changed, pending_sources)
     st.label = mem.label
     if before is not None and before.version == mem.version:
         now = counts.signature(mem.path)
