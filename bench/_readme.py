@@ -44,6 +44,15 @@ def write() -> str:
     if src is None:
         return "no results yet: run `python -m bench`"
     doc = json.loads(src.read_text())
+    # a day's file of some suites only (`python -m bench quality`) shows the other suites from
+    # the newest earlier file that has them, each named with its date
+    older = sorted(p for p in RESULTS.glob("20??-??-??.json") if p.name < src.name)
+    doc["_from"] = {}
+    for path in reversed(older):
+        for name, res in json.loads(path.read_text()).get("suites", {}).items():
+            if name not in doc.setdefault("suites", {}):
+                doc["suites"][name] = res
+                doc["_from"][name] = path.name
     quick_src = latest(quick=True)
     quick = json.loads(quick_src.read_text()) if quick_src else None
     readme = BENCH / "README.md"
@@ -89,6 +98,11 @@ def load(run: dict[str, Any]) -> str:
 def render(doc: dict[str, Any], src: Path, quick: dict[str, Any] | None) -> str:
     s = doc["suites"]
     out = [f"Results of {doc['date']} (`bench/results/{src.name}`)."]
+    carried: dict[str, list[str]] = {}
+    for name, file in doc.get("_from", {}).items():
+        carried.setdefault(file, []).append(name)
+    for file, names in sorted(carried.items()):
+        out[0] += f" Suites {', '.join(names)}: from `bench/results/{file}`."
     out += ["", *machine_block(doc, quick), "", *aims(s), ""]
     sections = [
         ("parse", parse_section),
