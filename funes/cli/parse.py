@@ -87,6 +87,8 @@ def _main(args: argparse.Namespace) -> int:
         if st.error:
             failed += 1
             warn(PROG, st.error)
+        if st.source == "codex" and (why := sources.no_turns(st)):
+            warn(PROG, f"{st.path}: {why}")
         if args.strict and (st.error or st.skipped_lines):
             raise FunesError(f"{st.path}: unreadable input (--strict)")
         if args.verbose:
@@ -221,6 +223,8 @@ def _notes(r: dict[str, Any]) -> list[str]:
 
     if r["error"]:
         lines.append(f"  FAILED: {r['error']}")
+    if r.get("no_turns"):
+        lines.append(f"  NO TURNS: {r['no_turns']}")
     if r["unexplained"]:
         lines.append(f"  UNEXPLAINED (not read, might hold content): {kinds(r['unexplained'])}")
     if r["skipped"]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from funes.chunking import EMBEDDED_SPLITS
-from funes.sources import FileStats
+from funes.sources import FileStats, no_turns
 
 MAX_LINE_NOTES = 10  # bad or repaired lines named one by one; the rest are counted
 
@@ -37,6 +37,8 @@ class IndexReport:
     lines_skipped: Counter[str] = field(default_factory=Counter)
     lines_repaired: Counter[str] = field(default_factory=Counter)
     line_notes: list[tuple[str, int, str, str]] = field(default_factory=list)
+    # Codex rollouts read but yielding no turns, (file, why): said, never silently indexed as 0.
+    no_turns: list[tuple[str, str]] = field(default_factory=list)
     oversized: int = 0  # blocks whose pieces past the embedded head got no vector
     # The detached backfill filling the waiting vectors in behind this run: (pid, started by
     # this run) — None when none was started or found (funes.ingest.behind).
@@ -62,6 +64,8 @@ class IndexReport:
         return s
 
     def note_lines(self, stats: FileStats) -> None:
+        if stats.source == "codex" and (why := no_turns(stats)):
+            self.no_turns.append((stats.path, why))
         self.lines_skipped.update(stats.skipped)
         self.lines_repaired.update(stats.repaired)
         for kind, lines in (("skipped", stats.bad_lines), ("repaired", stats.repaired_lines)):
@@ -116,6 +120,10 @@ def describe(report: IndexReport, backfill_cmd: str = "funes index --backfill") 
     lines = []
     for path, err in report.failed[:10]:
         lines.append(f"{path} — read failed, skipping: {err}")
+    for path, why in report.no_turns[:10]:
+        lines.append(f"{path}: {why} — nothing indexed from it")
+    if len(report.no_turns) > 10:
+        lines.append(f"… and {len(report.no_turns) - 10} more files with no turns")
     for path, lineno, why, kind in report.line_notes:
         where = f"{path}:{lineno}" if lineno else path
         what = why.replace("_", " ")

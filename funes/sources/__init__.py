@@ -131,6 +131,19 @@ def distinct_id(turn: Turn, taken: set[tuple[str, str]]) -> str:
     return new
 
 
+def no_turns(st: FileStats) -> str | None:
+    """Why a file its source read yielded no turns, for a notice — None if it yielded some, or
+    failed (the failure is said instead), or held no records at all."""
+    read = st.records_kept + st.skipped_lines
+    if st.turns or st.error or not read:
+        return None
+    seen = Counter({**st.ignored, **st.skipped})
+    seen.update(st.empty)
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0])))
+    what = f"a {st.harness or st.source} transcript"
+    return f"read as {what} but no turns came of its {read} records ({kinds})"
+
+
 def coverage(st: FileStats) -> dict[str, Any]:
     """What one input held and what became of it — the `funes-parse --report` record.
 
@@ -158,6 +171,7 @@ def coverage(st: FileStats) -> dict[str, Any]:
         "repaired": dict(st.repaired),
         "repaired_lines": [list(x) for x in st.repaired_lines],
         "error": st.error,
+        "no_turns": no_turns(st),
     }
 
 
@@ -275,6 +289,7 @@ __all__ = [
     "known_roots",
     "line_id",
     "munge_workdir",
+    "no_turns",
     "open_regular",
     "opt_str",
     "os_reason",

@@ -5,10 +5,18 @@ Each line is an envelope `{timestamp, type, payload}`; every kept
 its ids. Roles are verbatim (`developer` messages are kept as `developer`); tool outputs are
 role `tool`; a user message Codex itself wrote (:data:`CONTEXT_PREFIXES`) is role `meta`, as
 Claude Code's `isMeta` text is. Encrypted reasoning is never read — only the reasoning summaries.
+
+Older rollouts (codex-rs of mid 2025, before the envelope) have no envelope: line 1 is a bare
+header `{id, timestamp, instructions, git?, cwd?}`, then bare response items
+(`{"type":"message",...}`, no `payload`, usually no timestamp) between `{"record_type":"state"}`
+markers. They are read into the same turns: the session id and time come from the header (or,
+without one, from the name `rollout-YYYY-MM-DDTHH-MM-SS-<uuid>.jsonl`), the workdir from the
+header's `cwd` or else the `<cwd>` of the first `<environment_context>` message.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -50,10 +58,56 @@ def injected(blocks: list[Block]) -> bool:
     )
 
 
-def sniff(first: dict[str, Any]) -> bool:
-    return first.get("type") in ("session_meta", "response_item", "turn_context") and isinstance(
-        first.get("payload"), dict
+# The response item types a rollout holds (in the older format, bare at the top level).
+ITEM_TYPES = frozenset(
+    (
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "ghost_snapshot",
+        "compaction",
     )
+)
+# `rollout-2025-08-28T12-05-24-934df0e1-738e-477c-8310-886dd25042cf.jsonl`
+ROLLOUT_NAME = re.compile(
+    r"rollout-(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-"
+    r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+)
+ENV_CWD = re.compile(r"<cwd>([^<\n]+)</cwd>")
+
+
+def legacy_header(rec: dict[str, Any]) -> bool:
+    """Whether ``rec`` is the bare first line of an older rollout: `{id, timestamp, instructions,
+    git?, cwd?}` with no `type`/`payload` envelope."""
+    return (
+        "type" not in rec
+        and "payload" not in rec
+        and isinstance(rec.get("id"), str)
+        and isinstance(rec.get("timestamp"), str)
+        and any(k in rec for k in ("instructions", "git", "cli_version", "originator"))
+    )
+
+
+def sniff(first: dict[str, Any]) -> bool:
+    if first.get("type") in ("session_meta", "response_item", "turn_context") and isinstance(
+        first.get("payload"), dict
+    ):
+        return True
+    return legacy_header(first) or (first.get("record_type") == "state" and "type" not in first)
+
+
+def name_parts(path: Path) -> tuple[str, str] | None:
+    """(session uuid, ISO time) from a rollout's file name, or None if it is not so named."""
+    m = ROLLOUT_NAME.match(path.stem)
+    if m is None:
+        return None
+    day, hh, mm, ss, uuid = m.groups()
+    return uuid.lower(), f"{day}T{hh}:{mm}:{ss}Z"
 
 
 def parse_records(
@@ -65,9 +119,28 @@ def parse_records(
     names: dict[str, str] = {}
     pending: list[tuple[str, dict[str, Any], list[Block]]] = []  # until session_meta names us
     seq = 0
+    legacy = False  # an older, envelope-less rollout (see the module doc)
+    header_ts = ""
     for rec in records:
         rtype = rec.get("type")
         payload = rec.get("payload")
+        if "payload" not in rec and (rtype in ITEM_TYPES or "record_type" in rec):
+            legacy = True
+        if rtype is None and legacy_header(rec):
+            legacy = True
+            if session_id is None:
+                session_id = rec["id"] or None
+                header_ts = rec["timestamp"]
+                workdir = munge_workdir(rec.get("cwd"))
+                if workdir:
+                    repo = repo_of(rec["cwd"].strip())
+            stats.ignored["session_header"] += 1
+            continue
+        if rtype is None and "record_type" in rec:
+            stats.ignored[f"record_type:{rec['record_type']}"] += 1
+            continue
+        if "payload" not in rec and rtype in ITEM_TYPES:
+            rtype, payload = "response_item", rec
         if rtype == "session_meta" and isinstance(payload, dict):
             if session_id is None:
                 sid = payload.get("id")
@@ -88,18 +161,38 @@ def parse_records(
         if not blocks:
             stats.empty[f"response_item:{payload.get('type')}"] += 1
             continue
+        if legacy and workdir is None and role == "meta":
+            workdir, repo = _env_cwd(blocks)
         ts = rec.get("timestamp")
-        pending.append((ts if isinstance(ts, str) else "", {"role": role}, blocks))
-        if session_id is not None:
+        pending.append((ts if isinstance(ts, str) else header_ts, {"role": role}, blocks))
+        # An older rollout names its workdir only in its first context message: hold its
+        # turns until then (or the end), so every turn of a session gets the same workdir.
+        if session_id is not None and not (legacy and workdir is None):
             for t in _release(
                 pending, session_id, workdir or workdir_of_path(path), repo, path, seq
             ):
                 seq += 1
                 yield t
+    named = name_parts(path)
+    if session_id is None and legacy and named is not None:
+        session_id = named[0]
+        pending[:] = [(ts or named[1], meta, b) for ts, meta, b in pending]
     sid = session_id or path.stem
     for t in _release(pending, sid, workdir or workdir_of_path(path), repo, path, seq):
         seq += 1
         yield t
+
+
+def _env_cwd(blocks: list[Block]) -> tuple[str | None, str]:
+    """(workdir, repo) from the `<cwd>` of an `<environment_context>` message, if it has one."""
+    for b in blocks:
+        if b.text.lstrip().startswith("<environment_context>"):
+            m = ENV_CWD.search(b.text)
+            if m is not None:
+                wd = munge_workdir(m.group(1))
+                if wd:
+                    return wd, repo_of(m.group(1).strip())
+    return None, ""
 
 
 def _release(
@@ -163,6 +256,13 @@ def _item(p: dict[str, Any], names: dict[str, str]) -> tuple[str, list[Block]] |
             names[call_id] = name
         text = args if isinstance(args, str) else "{}"
         return ("assistant", [Block("tool_use", text, name, call_id)])
+    if ptype == "local_shell_call":
+        action = p.get("action")
+        call_id = opt_str(p.get("call_id"))
+        if call_id is not None:
+            names[call_id] = "local_shell"
+        text = compact_json(action) if isinstance(action, dict) else "{}"
+        return ("assistant", [Block("tool_use", text, "local_shell", call_id)])
     if ptype in ("function_call_output", "custom_tool_call_output"):
         out = p.get("output")
         text = out if isinstance(out, str) else "" if out is None else compact_json(out)
@@ -179,6 +279,18 @@ SOURCE = Source(
     sniff=sniff,
     parse_records=parse_records,
     sniff_order=10,
-    # Session and turn settings, and `event_msg` (UI events mirroring the response items).
-    not_content=frozenset(("session_meta", "event_msg", "turn_context", "world_state")),
+    # Session and turn settings, and `event_msg` (UI events mirroring the response items); in
+    # older rollouts the bare header and the `{"record_type":"state"}` markers, and `ghost_snapshot`
+    # items (a git commit id for undo).
+    not_content=frozenset(
+        (
+            "session_meta",
+            "event_msg",
+            "turn_context",
+            "world_state",
+            "session_header",
+            "record_type:state",
+            "response_item:ghost_snapshot",
+        )
+    ),
 )
