@@ -12,8 +12,9 @@ from funes.cli._cold import start_reading
 from funes.cli._pipe import run
 from funes.cli._tty import spinner, term_width, tty_style
 from funes.errors import UsageError
-from funes.render.formats import get_agent, get_human
-from funes.render.turns import window
+from funes.records import CHUNK_FIELDS
+from funes.render.formats import get_agent, get_human, get_json
+from funes.render.turns import window, window_rows
 
 EXAMPLE = """\
 examples:
@@ -53,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("human", "agent"),
         help="default: human on a terminal, agent when piped",
     )
+    p.add_argument(
+        "--json", action="store_true", help="chunk records (JSONL), one per stored piece"
+    )
     return p
 
 
@@ -69,15 +73,23 @@ def _main(args: argparse.Namespace) -> int:
     session_id = validate.text("session_id", args.session_id).strip()
     memory = validate.text("memory", args.memory) if args.memory else None
     ranged = args.seq_from is not None or args.seq_to is not None or args.turn_uuid is None
+    if args.json and (args.format or args.highlight):
+        raise UsageError("--json prints chunk records: give it without --format or --highlight")
     if ranged:
         if args.turn_uuid is not None:
             raise UsageError("give a TURN or a range (--from/--to), not both")
         if args.window is not None:
             raise UsageError("--window goes with a TURN; a range is given by --from and --to")
         lo, hi = validate.seq_range(args.seq_from, args.seq_to)
-        return _range(session_id, lo, hi, memory)
+        return _range(session_id, lo, hi, memory, args.json)
     width = validate.number("window", args.window if args.window is not None else 3)
     turn_uuid = validate.text("turn_uuid", args.turn_uuid).strip()
+    if args.json:
+        with spinner("reading"):
+            mem = open_one(memory)
+            rows = window_rows(mem, session_id, turn_uuid, width, CHUNK_FIELDS)
+        sys.stdout.write(get_json(rows))
+        return 0
     with spinner("reading"):
         mem = open_one(memory)
         turns = window(mem, session_id, turn_uuid, width)
@@ -91,15 +103,21 @@ def _main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _range(session_id: str, lo: int | None, hi: int | None, memory: str | None) -> int:
+def _range(
+    session_id: str, lo: int | None, hi: int | None, memory: str | None, json: bool = False
+) -> int:
     # lazy: numpy (under funes.memories and the store) stays off fast commands' start-up
     from funes.memories import open_one
-    from funes.render.sessions import range_agent
+    from funes.render.sessions import range_agent, range_rest
     from funes.store.sessions import turn_range
 
     with spinner("reading"):
         mem = open_one(memory)
-        tr = turn_range(mem, session_id, lo, hi)
+        tr = turn_range(mem, session_id, lo, hi, columns=CHUNK_FIELDS)
+    if json:
+        sys.stdout.write(get_json(tr.rows))
+        sys.stderr.write(range_rest(tr, mem.label))  # what the cap left out: not a record
+        return 0
     sys.stdout.write(range_agent(tr, mem.note, mem.label))
     return 0
 

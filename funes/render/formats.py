@@ -22,6 +22,7 @@ from funes.hub.untrusted import (
     instruction_spans,
     visible_start,
 )
+from funes.records import Chunk, dumps
 from funes.render.turns import TurnView
 from funes.store.paths import default_memory_dir, memory_label
 
@@ -315,6 +316,17 @@ def get_agent(
         out.extend([body] if trusted else _fenced([body], memory))
         out.append("---\n")
     return "".join(out)
+
+
+def get_json(rows: Sequence[dict[str, Any]]) -> str:
+    """`get --json`: one chunk record per stored piece of the turns (the chunk fields a recall
+    hit carries, no vector), in (seq, turn, block, split) order; text as served (masked), with
+    JSON's escapes and no others."""
+    ordered = sorted(
+        rows, key=lambda r: (r["seq"] or 0, r["turn_uuid"] or "", r["block_idx"] or 0,
+                             r["split_idx"] or 0),
+    )  # fmt: skip
+    return "".join(dumps(Chunk.from_row(r)) + "\n" for r in ordered)
 
 
 def get_human(

@@ -143,6 +143,13 @@ def range_agent(tr: TurnRange, note: str = "", memory_arg: str | None = None) ->
     out = get_agent(group_turns(tr.rows), note, tr.memory, tr.trusted)
     if not tr.rows:
         out += f"no turns in seq {tr.seq_from}–{tr.seq_to} of session {one_line(tr.session_id)}\n"
+    return out + range_rest(tr, memory_arg)
+
+
+def range_rest(tr: TurnRange, memory_arg: str | None = None) -> str:
+    """What the character cap left out of a range, and the `→ get` line that reads it ("" when
+    nothing was)."""
+    out = ""
     if tr.cut:
         out += f"(the last turn shown is cut: {tr.cut:,} more characters)\n"
     if tr.next_from is not None:

@@ -38,12 +38,30 @@ def group_turns(rows: Sequence[dict[str, Any]]) -> list[TurnView]:
     return [turns[k] for k in sorted(turns)]
 
 
+# The columns a window's turns are rendered from.
+WINDOW_COLUMNS = ("turn_uuid", "seq", "ts", "role", "text", "block_type", "block_idx", "split_idx")
+
+
 def window(mem: Memory, session_id: str, turn_uuid: str, width: int) -> list[TurnView]:
     """The turns within ``width`` seq of the named turn; FunesError when it is not stored."""
-    return mem.retrying(lambda: _window(mem, session_id, turn_uuid, width))
+    return group_turns(window_rows(mem, session_id, turn_uuid, width))
 
 
-def _window(mem: Memory, session_id: str, turn_uuid: str, width: int) -> list[TurnView]:
+def window_rows(
+    mem: Memory,
+    session_id: str,
+    turn_uuid: str,
+    width: int,
+    columns: tuple[str, ...] = WINDOW_COLUMNS,
+) -> list[dict[str, Any]]:
+    """The stored pieces (``columns``, text masked for serving) of the turns within ``width``
+    seq of the named turn; FunesError when it is not stored."""
+    return mem.retrying(lambda: _window(mem, session_id, turn_uuid, width, columns))
+
+
+def _window(
+    mem: Memory, session_id: str, turn_uuid: str, width: int, columns: tuple[str, ...]
+) -> list[dict[str, Any]]:
     from funes.store.memory import sql_str  # lazy: funes.store.memory imports numpy
 
     found = (
@@ -62,11 +80,6 @@ def _window(mem: Memory, session_id: str, turn_uuid: str, width: int) -> list[Tu
             raise no_such_session(mem, session_id)
         raise FunesError(f"turn {turn_uuid} not found in session {session_id} ({mem.label})")
     centre = min(found)
-    rows = mem.session_rows(
-        session_id,
-        centre - width,
-        centre + width,
-        columns=("turn_uuid", "seq", "ts", "role", "text", "block_type", "block_idx", "split_idx"),
-    )
+    rows = mem.session_rows(session_id, centre - width, centre + width, columns=columns)
     redaction.mask_for_serving(mem, rows, whole_blocks=True)
-    return group_turns(rows)
+    return rows

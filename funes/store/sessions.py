@@ -367,21 +367,32 @@ class TurnRange:
     max_chars: int = RANGE_CHARS
 
 
+# The columns a range is measured and rendered from.
+RANGE_COLUMNS = ("turn_uuid", "seq", "ts", "role", "text", "block_type", "block_idx", "split_idx")
+
+
 def turn_range(
     mem: Memory,
     session_id: str,
     seq_from: int | None = None,
     seq_to: int | None = None,
     max_chars: int = RANGE_CHARS,
+    columns: tuple[str, ...] = RANGE_COLUMNS,
 ) -> TurnRange:
     """Turns ``seq_from``..``seq_to`` (inclusive; ``seq_to`` defaults to :data:`RANGE_TURNS`
     turns on) of one session, whole turns while they fit ``max_chars`` characters of text;
-    a first turn bigger than that is cut at it."""
-    return mem.retrying(lambda: _turn_range(mem, session_id, seq_from, seq_to, max_chars))
+    a first turn bigger than that is cut at it. Rows hold ``columns`` (at least
+    :data:`RANGE_COLUMNS`)."""
+    return mem.retrying(lambda: _turn_range(mem, session_id, seq_from, seq_to, max_chars, columns))
 
 
 def _turn_range(
-    mem: Memory, session_id: str, seq_from: int | None, seq_to: int | None, max_chars: int
+    mem: Memory,
+    session_id: str,
+    seq_from: int | None,
+    seq_to: int | None,
+    max_chars: int,
+    columns: tuple[str, ...],
 ) -> TurnRange:
     if seq_from is None:
         seqs = mem.rows(f"session_id = {sql_str(session_id)}", ("seq",)).column("seq")
@@ -390,7 +401,7 @@ def _turn_range(
         seq_from = min(x or 0 for x in seqs.to_pylist())
     if seq_to is None:
         seq_to = seq_from + RANGE_TURNS - 1
-    cols = ("turn_uuid", "seq", "ts", "role", "text", "block_type", "block_idx", "split_idx")
+    cols = tuple(dict.fromkeys((*RANGE_COLUMNS, *columns)))
     rows = mem.session_rows(session_id, seq_from, seq_to, columns=cols)
     if not rows:
         _session_blocks(mem, session_id, None, None)  # raises when the session is unknown
