@@ -101,3 +101,25 @@ def test_a_status_reads_the_counts_and_a_write_keeps_them_current(
     assert run_cmd("funes-write", "--memory", mem, input=more).returncode == 0
     after, loaded = status()
     assert after["chunks"] == 3 and after["without_vectors"] == 3 and loaded == []
+
+
+def test_a_backfill_with_nothing_to_embed_says_so(tmp_path: Path) -> None:
+    mem = tmp_path / "mem"
+    unit = [0.0] * 383 + [1.0]
+    lines = [chunk_line(i, f"word{i} cache ttl", vector=unit) for i in range(1, 4)]
+    r = run_cmd("funes-write", "--memory", mem, input="\n".join(lines) + "\n")
+    assert r.returncode == 0, r.stderr
+    r = run_cmd("funes", "index", "--backfill", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode() == "nothing to embed: every chunk has its vector\n"
+    assert r.stderr == b""
+    # --json keeps its record; -q stays quiet.
+    r = run_cmd("funes", "index", "--backfill", "--json", "--memory", mem)
+    assert json.loads(r.stdout)["embedded"] == 0
+    assert run_cmd("funes", "index", "--backfill", "-q", "--memory", mem).stdout == b""
+    # With a chunk waiting, the backfill embeds it and says what it did.
+    r = run_cmd("funes-write", "--memory", mem, input=chunk_line(9, "gamma delta") + "\n")
+    assert r.returncode == 0, r.stderr
+    r = run_cmd("funes", "index", "--backfill", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode().strip() == "indexed sessions=0 skipped=0 chunks=0 embedded=1"

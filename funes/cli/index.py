@@ -142,7 +142,7 @@ def _main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(as_dict(report)))
     elif not args.quiet:
-        print(report.summary())
+        print(report.summary(backfill=args.backfill))
     return 0
 
 

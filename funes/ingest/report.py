@@ -44,8 +44,11 @@ class IndexReport:
     # this run) — None when none was started or found (funes.ingest.behind).
     behind: tuple[int, bool] | None = None
 
-    def summary(self) -> str:
-        """One line: sessions read and unchanged, chunks stored, vectors filled and waiting."""
+    def summary(self, backfill: bool = False) -> str:
+        """One line: sessions read and unchanged, chunks stored, vectors filled and waiting —
+        or, for a ``backfill`` that found no chunk without a vector, that it had nothing to do."""
+        if backfill and not (self.embedded or self.without_vectors or self.failed):
+            return "nothing to embed: every chunk has its vector"
         s = f"indexed sessions={self.sessions} skipped={self.skipped} chunks={self.chunks}"
         s += f" embedded={self.embedded}"
         if self.without_vectors:
