@@ -558,16 +558,18 @@ def test_ctrl_c_mid_index_says_what_is_kept_and_a_rerun_completes_it(
     )
     assert "Traceback" not in text
 
-    done, total, stored = map(int, mark.read_text().split())
+    _done, total, stored = map(int, mark.read_text().split())
     kept = open_memory(mem)
     ids = kept.rows(columns=("id",)).column("id").to_pylist()
     assert len(ids) == len(set(ids)) and set(ids) <= set(want)
-    if phase == "indexing":  # the first session's chunks, and not all of them
-        assert stored <= len(ids) < len(want)
+    if phase == "indexing":  # what was committed before the signal, and not all of it (the
+        # mark counts chunks found, committed or still in the batch: the pass bar's count)
+        assert stored > 0 and len(ids) < len(want)
     else:  # all the text, and the vectors of the batches written before the signal
         assert len(ids) == len(want)
         with_vectors = kept.count() - kept.count_without_vectors()
-        assert done <= with_vectors < total
+        # the mark counts chunks embedded (the bar moves every 64), stored a batch at a time
+        assert with_vectors < total
     again = run_cmd("funes", "index", src, "--yes", "--no-embed", "--memory", mem)
     assert again.returncode == 0, again.stderr
     ids = open_memory(mem).rows(columns=("id",)).column("id").to_pylist()
