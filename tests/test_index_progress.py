@@ -28,7 +28,10 @@ def run_on_a_sized_terminal(
 def test_a_terminal_index_shows_its_steps_at_once_and_one_estimate(private_home: Path) -> None:
     write_claude(private_home, "sess-bar", 40)
     write_codex(private_home, "cdx-bar", 30)
-    status, out, term = run_on_a_sized_terminal(["index"], [b"y"], {"FUNES_INDEX_BUDGET": "0"})
+    # a model cache of its own, as on a first run: a model the suite's earlier tests derived
+    # loads before the spinner draws its step
+    env = {"FUNES_INDEX_BUDGET": "0", "FUNES_CACHE_DIR": str(private_home / "model-cache")}
+    status, out, term = run_on_a_sized_terminal(["index"], [b"y"], env)
     assert status == 0, term
     assert out.strip().startswith("indexed sessions=2 skipped=0 chunks=")
     # The first thing on the terminal is a step line, not a bar minutes later.
