@@ -46,28 +46,31 @@ def load_safetensors(data: bytes) -> dict[str, torch.Tensor]:
 
 
 class Layer(nn.Module):
-    def __init__(self) -> None:
+    """One BERT layer; SPLADE-tiny's sizes unless given (bench/pair/xenc.py: MiniLM's)."""
+
+    def __init__(self, hidden: int = HIDDEN, heads: int = HEADS, ffn: int = FFN) -> None:
         super().__init__()
-        self.q = nn.Linear(HIDDEN, HIDDEN)
-        self.k = nn.Linear(HIDDEN, HIDDEN)
-        self.v = nn.Linear(HIDDEN, HIDDEN)
-        self.o = nn.Linear(HIDDEN, HIDDEN)
-        self.ln1 = nn.LayerNorm(HIDDEN, eps=1e-12)
-        self.ff1 = nn.Linear(HIDDEN, FFN)
-        self.ff2 = nn.Linear(FFN, HIDDEN)
-        self.ln2 = nn.LayerNorm(HIDDEN, eps=1e-12)
+        self.hidden, self.n_heads = hidden, heads
+        self.q = nn.Linear(hidden, hidden)
+        self.k = nn.Linear(hidden, hidden)
+        self.v = nn.Linear(hidden, hidden)
+        self.o = nn.Linear(hidden, hidden)
+        self.ln1 = nn.LayerNorm(hidden, eps=1e-12)
+        self.ff1 = nn.Linear(hidden, ffn)
+        self.ff2 = nn.Linear(ffn, hidden)
+        self.ln2 = nn.LayerNorm(hidden, eps=1e-12)
         self.drop = nn.Dropout(0.1)
 
     def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
         b, n, _ = x.shape
-        d = HIDDEN // HEADS
+        d = self.hidden // self.n_heads
 
         def heads(t: torch.Tensor) -> torch.Tensor:
-            return t.view(b, n, HEADS, d).transpose(1, 2)
+            return t.view(b, n, self.n_heads, d).transpose(1, 2)
 
         q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
         att = (q @ k.transpose(-1, -2)) / math.sqrt(d) + bias
-        ctx = (self.drop(att.softmax(-1)) @ v).transpose(1, 2).reshape(b, n, HIDDEN)
+        ctx = (self.drop(att.softmax(-1)) @ v).transpose(1, 2).reshape(b, n, self.hidden)
         x = self.ln1(x + self.drop(self.o(ctx)))
         h = self.ff2(nn.functional.gelu(self.ff1(x)))
         return self.ln2(x + self.drop(h))

