@@ -96,8 +96,9 @@ VERDICT_FEATURES = (
     "unseen_excess",
     "n_terms",         # log(1 + distinct question terms)
     "top_session_share",  # share of the top 5 from the top hit's session
-    "lex_hits",        # log(1 + lexical candidates)
     "pair_best",       # the pair model's best logit over the head (0 without a pair stage)
+    # (not the number of lexical candidates: it sits at the pool's cap in every trained memory,
+    # so in a memory of a few sessions it extrapolated into "strong" for any question)
     "top_cov",         # idf coverage of the top hit
     "top_rare",        # share of the two rarest question terms in the top hit
     "top_cos",         # cosine of the top hit
@@ -544,21 +545,21 @@ def verdict_features(
     """The query-level signals of :data:`VERDICT_FEATURES`, given the pool in final order."""
     top = [logits[i] for i in order[:2]]
     head = [rows[i]["session_id"] for i in order[:5]]
-    v = np.zeros(len(VERDICT_FEATURES), dtype=np.float64)
-    v[0] = top[0] if top else -10.0
-    v[1] = top[0] - top[1] if len(top) > 1 else 0.0
-    v[2] = max(ctx.cos.values(), default=0.0)
-    v[3] = max(ctx.coverage.values(), default=0.0)
-    v[4] = max(unseen_share - UNSEEN_FREE, 0.0)
-    v[5] = math.log1p(n_terms)
-    v[6] = head.count(head[0]) / len(head) if head else 0.0
-    v[7] = math.log1p(len(ctx.lex_rank))
-    v[8] = pair_best
-    if order:
-        top = rows[order[0]]["id"]
-        v[9] = ctx.coverage.get(top, 0.0)
-        v[10] = ctx.rare_coverage.get(top, 0.0)
-        v[11] = ctx.cos.get(top, 0.0)
-    v[12] = max(ctx.rare_coverage.values(), default=0.0)
-    v[13] = math.log1p(max(ctx.lex_score.values(), default=0.0))
+    first = rows[order[0]]["id"] if order else None
+    f = {
+        "top_score": top[0] if top else -10.0,
+        "margin": top[0] - top[1] if len(top) > 1 else 0.0,
+        "best_cos": max(ctx.cos.values(), default=0.0),
+        "best_cov": max(ctx.coverage.values(), default=0.0),
+        "unseen_excess": max(unseen_share - UNSEEN_FREE, 0.0),
+        "n_terms": math.log1p(n_terms),
+        "top_session_share": head.count(head[0]) / len(head) if head else 0.0,
+        "pair_best": pair_best,
+        "top_cov": ctx.coverage.get(first, 0.0) if first else 0.0,
+        "top_rare": ctx.rare_coverage.get(first, 0.0) if first else 0.0,
+        "top_cos": ctx.cos.get(first, 0.0) if first else 0.0,
+        "best_rare": max(ctx.rare_coverage.values(), default=0.0),
+        "lex_best": math.log1p(max(ctx.lex_score.values(), default=0.0)),
+    }
+    v = np.array([f[name] for name in VERDICT_FEATURES], dtype=np.float64)
     return v

@@ -318,3 +318,29 @@ def listings(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_question_with_no_real_word_is_never_strong(listings: Path, question: str) -> None:
     hits = jsonl(query(listings, question, "-k", "3").stdout)
     assert hits and {h["verdict"] for h in hits} == {"weak"}
+
+
+@pytest.fixture(scope="module")
+def samples_memory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample sessions (contrib/samples): a new user's first memory, 28 chunks."""
+    mem = tmp_path_factory.mktemp("samples") / "memory"
+    r = run_cmd("funes", "index", REPO / "contrib" / "samples", "--yes", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    return mem
+
+
+def test_a_memory_of_a_few_sessions_calls_a_question_it_cannot_answer_weak(
+    samples_memory: Path,
+) -> None:
+    # In every trained memory the lexical leg fills its pool, so a signal counting its hits
+    # once read a small memory's few matches as certainty: this absent question came back
+    # "strong" with a tile-server prompt on top.
+    absent = jsonl(
+        query(samples_memory, "why did we move the realtime server to uWebSockets.js?").stdout
+    )
+    assert absent and {h["verdict"] for h in absent} == {"weak"}, absent[0]["answerable"]
+    answered = jsonl(
+        query(samples_memory, "why did the tile server return empty tiles at zoom 14?").stdout
+    )
+    assert answered and answered[0]["verdict"] == "strong"
+    assert "LineTo" in " ".join(h["text"] for h in answered[:2])
