@@ -95,8 +95,12 @@ _PLACEHOLDER_WORDS = (
 )
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # OPENAI_API_KEY: a reference, not a value
 # Templates and references, not values: `<your-key>`, `${VAR}`, `{{ secret }}`, `#{var}`,
-# `{name}`, `%(name)s`. A lone `#`, `<` or `{` inside a value is a character of a password.
-_TEMPLATE = re.compile(r"<[A-Za-z_][\w .:-]*>|[$#]\{|\{\{|\{[A-Za-z_][\w.]*\}|%\(")
+# `{name}`, `%(name)s`. A lone `#`, `<` or `{` inside a value is a character of a password, and
+# so is a pair between letters or digits (`P9V]Q{fvnoIk}fS`, `Z2<i>1cS`): a template's
+# placeholder stands alone or after a separator (`sk-{key}`, `Bearer <token>`).
+_TEMPLATE = re.compile(
+    r"(?<![A-Za-z0-9])(?:<[A-Za-z_][\w .:-]*>|\{[A-Za-z_][\w.]*\})|[$#]\{|\{\{|%\("
+)
 
 
 def is_placeholder(value: str) -> bool:
@@ -134,8 +138,9 @@ ENTROPY_THRESHOLD = 3.0
 MIN_VALUE_LEN = 10
 
 
-# A printf conversion ends its token: `user_%s_key`, `%d`, `%-10s`; `Pz%a1Q` is a password.
-_FORMAT_SPEC = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[sdifxXrcegu](?![A-Za-z0-9])")
+# A printf conversion ends its token: `user_%s_key`, `%d`, `%-10s`; `Pz%a1Q` and `Z6%X^fl9V`
+# are passwords (a conversion does not follow a digit).
+_FORMAT_SPEC = re.compile(r"(?<![0-9])%[-#0 +]*\d*(?:\.\d+)?[sdifxXrcegu](?![A-Za-z0-9])")
 _WORD_SEGMENT = re.compile(r"(?:^|(?<=[/._=:-]))[a-z]{3,}(?=$|[/._=:-])")
 _GO_TEST = re.compile(r"(?:Test|Benchmark|Example|Fuzz)[A-Z][A-Za-z0-9_]*(?:/|$)")
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
@@ -292,7 +297,7 @@ _ASSIGN_TAIL = (
     # a value ends at whitespace or its closing quote, not at punctuation: `#`, `(`, `;`, `&`…
     # are characters of a password (`_trim_value` then drops what is code or the next field)
     r"(?:\\\"(?P<v1>[^\"\\\s]{1,512})\\\""
-    r"|\"(?P<v2>[^\"\\\s]{1,512})\""
+    r"|\"(?P<v2>(?:[^\"\\\s]|\\[^\s]){1,512})\""  # JSON escapes inside (`\"`, `\\`)
     r"|'(?P<v3>[^'\\\s]{1,512})'"
     r"|(?P<v4>[^\s\"'\\`“”‘’]{1,512}))"
 )
@@ -843,8 +848,10 @@ def _code(text: str, start: int, end: int, sep: str) -> bool:
     written as `KEY=value` (a shell or .env file); `mod.attr` after ` = `, `:=` or `=>` only
     (after `: ` it may be a YAML value or an HTTP header). A bracket inside a random value
     (`Xk29fLq7(a1QvR8`) is a character of a password."""
+    if sep == "=" and _ENV_LINE.fullmatch(text, text.rfind("\n", 0, start) + 1, start):
+        return False  # `DB_PASSWORD=P1[3<Rl…` in a .env file or a shell: a value, not code
     call = _CALL.match(text, start, end)
-    if call is not None and not _random_run(call.group(1)):
+    if call is not None and not _random_head(call.group(1)):
         # …unless what follows the bracket is random too (`boglhan0[SwEOl1q0`): arguments and
         # type parameters are names (`make_key(user`, `HashMap<i32`, `Vec<Uint8Array`)
         rest = text[call.end() : end]
@@ -859,8 +866,18 @@ def _code(text: str, start: int, end: int, sep: str) -> bool:
     return sep != ":" and _DOTTED_NAME.fullmatch(text, start, end) is not None
 
 
+_ENV_LINE = re.compile(r"[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*=")
 # `f(`, `a.b::c[`, `Vec<`, a macro `dec!(`, optional chaining `apiKey?.substring(`
 _CALL = re.compile(r"([A-Za-z_$][\w$]*(?:(?:\.|::|\?\.)[A-Za-z_$][\w$]*)*)!?[(\[<]")
+
+
+# `S8(Wz…`, `K7[Kew…`, `J0eC7l[y6…`: a capital and a digit start a generated value, not a name
+_CAPITAL_DIGIT = re.compile(r"[A-Z][0-9][A-Za-z0-9]{0,4}")
+
+
+def _random_head(s: str) -> bool:
+    """What precedes a bracket is generated, not a function or a type (`F6x3(`, `Xk29fLq7(`)."""
+    return _random_run(s) or credential_mix(s) or _CAPITAL_DIGIT.fullmatch(s) is not None
 
 
 def _random_run(s: str) -> bool:
@@ -903,7 +920,9 @@ def _byte_array(value: str) -> bool:
     return len(nums) in (32, 64) and max(nums) <= 255 and len(set(nums)) >= 16
 
 
-_SHELL_REF = re.compile(r"^[$%]|\$[A-Za-z_{(]|%[A-Za-z_]\w*%|\{\{")
+# `$PASS`, `${PASS}`, `$(cat f)`, `%PASS%`, `{{ x }}`; inside a value a `$` before lowercase
+# letters is a character of a password (`E6QcxBd;$lpsh1O`), not a shell variable
+_SHELL_REF = re.compile(r"^[$%]|\$[{(]|\$[A-Z_][A-Z0-9_]{2,}(?![a-z])|%[A-Za-z_]\w*%|\{\{")
 
 
 def _cli_password(value: str) -> bool:
