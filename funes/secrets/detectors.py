@@ -291,9 +291,12 @@ _PEM_LABEL = r"[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?"
 # per keyword, each starting with it as a literal, so the regex engine jumps from one
 # occurrence to the next without a Python loop. Matched on the lowercased text.
 _ASSIGN_TAIL = (
-    r"s?(?![a-z0-9_])"
-    r"(?:\\?[\"'])?"  # the name's closing quote in JSON/YAML, maybe JSON-escaped
+    r"s?(?:_base)?(?![a-z0-9_])"  # `secret_key_base` (Rails) too
+    # the name's closing quote in JSON/YAML, maybe JSON-escaped, and bracket (`env["KEY"] =`)
+    r"(?:(?:\\?[\"'])?\]?"
     r"(?P<sep>[ \t]*(?::=|=>|=|:(?!:)|%3d)[ \t]*)"  # `a::b` is a path, not `a: :b`
+    # a quoted name, a comma, a quoted value: `define('DB_PASSWORD', '…')`, `getenv("KEY", "…")`
+    r"|\\?[\"'][ \t]*,[ \t]*(?=\\?[\"']))"
     # a value ends at whitespace or its closing quote, not at punctuation: `#`, `(`, `;`, `&`…
     # are characters of a password (`_trim_value` then drops what is code or the next field)
     r"(?:\\\"(?P<v1>[^\"\\\s]{1,512})\\\""
@@ -320,6 +323,8 @@ _NAME_KEYWORDS = (
     "pass(?:w(?:or)?d|phrase)?",
     "pwd",
     "credential",
+    "_auth",  # .npmrc `_auth=<base64 of user:password>`
+    "_pat",  # `AZURE_DEVOPS_EXT_PAT=…`, `GITLAB_PAT: …`: a personal access token
 )
 
 # A password or key named in plain prose, in the languages users write to agents in: the name,
@@ -740,7 +745,7 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
     named = _named(text, max(text.rfind("\n", 0, i) + 1, i - 80), m.start() + 12, value)
     if named is not None:
         return start, end, named
-    if g == "v4" and _code(text, start, end, m.group("sep").strip()):
+    if g == "v4" and _code(text, start, end, (m.group("sep") or "").strip()):
         return None
     if kind == "v":
         # a long random mixed-case value needs no digit (`qrBpqDsoaQHuZcKMNAfRkuPN`)
