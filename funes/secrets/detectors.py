@@ -1053,6 +1053,7 @@ def _build() -> tuple[dict[str, list[_Row]], list[tuple[str, _Row]]]:
         "terraform-cloud-token": ".atlasv1.",
         "mailchimp-api-key": "-us",
         "dropbox-long-lived-token": "AAAAAAAAAA",
+        "azure-ad-client-secret": "Q~",
     }
     for p in (*PROVIDERS, *_CRYPTO):
         row = _row(p)
@@ -1115,7 +1116,8 @@ def _providers(text: str, hits: list[int], cands: list[tuple[int, int, int, str]
                 for q in starts:
                     _try(row, text, q, cands)
         if ":AA" in token:
-            for q in starts:
+            # `https://api.telegram.org/bot<token>/getMe`: the token right after `bot`
+            for q in (*starts, *(q + 3 for q in starts if text.startswith("bot", q))):
                 m = _TELEGRAM.match(text, q)
                 if m and entropy(m.group("b")) >= 3.0:
                     cands.append((m.start(), m.end(), 10, "telegram-bot-token"))

@@ -49,6 +49,7 @@ P = Provider
 
 PROVIDERS: tuple[Provider, ...] = (
     # --- source hosting and CI ---------------------------------------------------------------
+    P("buildkite-user-token", "bkua_", HEX + "{40}"),
     P("github-pat", "ghp_", AN + "{36,255}", ("github-pat",)),
     P("github-oauth", "gho_", AN + "{36,255}", ("github-oauth",)),
     P("github-app-token", ("ghu_", "ghs_"), AN + "{36,255}", ("github-app-token",)),
@@ -142,7 +143,10 @@ PROVIDERS: tuple[Provider, ...] = (
     P("google-oauth-token", "ya29.", B64U + "{30,}", tail="[A-Za-z0-9_-]"),
     P("google-oauth-client-secret", "GOCSPX-", B64U + "{28}", tail="[A-Za-z0-9_-]"),
     P("alibaba-access-key-id", "LTAI", AN + "{20}", ("alibaba-access-key-id",)),
-    P("azure-ad-client-secret", ("7Q~", "8Q~"), "[A-Za-z0-9_~.-]{31,34}",
+    P("tailscale-auth-key", ("tskey-auth-", "tskey-client-", "tskey-api-"),
+      AN + "{6,24}-" + AN + "{20,64}"),
+    # three characters, then the version (`7Q~`, `8Q~`): found by its marker, not a prefix
+    P("azure-ad-client-secret", "", "[A-Za-z0-9_~.-]{3}[78]Q~[A-Za-z0-9_~.-]{31,34}",
       ("azure-ad-client-secret",), tail="[A-Za-z0-9_~.-]"),
     P("digitalocean-access-token", "doo_v1_", HEX + "{64}", ("digitalocean-access-token",)),
     P("digitalocean-pat", "dop_v1_", HEX + "{64}", ("digitalocean-pat",)),
