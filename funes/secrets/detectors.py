@@ -604,7 +604,7 @@ RULES: tuple[Rule, ...] = (
     Rule(  # `--auth-token X`, `--api-key X`, `--secret X`: a generated value after such a flag
         "secret-assignment",
         _rx(
-            r"-(?:token|secret|(?:api|access|secret)-?key)[ \t]+(?:\\?[\"'])?"
+            r"-(?:(?:auth-?)?token|secret|(?:api|access|secret)-?key)[ \t]+(?:\\?[\"'])?"
             r"([^\s\"'\\`]{10,512})"
         ),
         ("toke", "secr", "key"),
@@ -627,7 +627,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(  # sshpass -p X
         "cli-password",
-        _rx(r"sshpass[ \t]+-p[ \t]*([^\s\"'\\]{4,256})"),
+        _rx(r"sshpass[ \t]+-p[ \t]*(?:\\?[\"'])?([^\s\"'\\]{4,256})"),
         ("pass",),  # shared with the names ending in `pass…`
         group=1,
         validate=lambda v: _cli_password(v),
@@ -636,7 +636,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(  # mysql -pX (no space: with one, -p asks for the password)
         "cli-password",
-        _rx(r"mysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p([^\s\"'\\]{4,256})"),
+        _rx(r"mysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p(?:\\?[\"'])?([^\s\"'\\]{4,256})"),
         ("mysql",),
         group=1,
         validate=lambda v: _cli_password(v),
@@ -707,6 +707,93 @@ RULES: tuple[Rule, ...] = (
         group=1,
         validate=lambda v: _pgpass_password(v),
         priority=20,
+        lower=True,
+    ),
+    Rule(  # more command lines: `redis-cli -a X`, `ldapsearch -w X`, `az login … -p X`
+        "cli-password",
+        _rx(
+            r"(?:redis-cli\b[^\n|;&]*?[ \t]-a|ldap[a-z]*\b[^\n|;&]*?[ \t]-w"
+            r"|az[ \t]+login\b[^\n|;&]*?[ \t](?:-p|--password))(?:[ \t]+|=)"
+            r"(?:\\?[\"'])?([^\s\"'\\]{4,256})"
+        ),
+        ("redis-cli", "ldap", "login"),
+        group=1,
+        validate=lambda v: _cli_password(v),
+        priority=25,
+        lower=True,
+    ),
+    Rule(  # XML: `<password>…</password>`, `<apiKey>…</apiKey>`
+        "secret-assignment",
+        _rx(
+            r"<(?:[a-z0-9_.:-]*(?:pass(?:w(?:or)?d)?|secret|token|api[_-]?key|pwd))>"
+            r"([^<\s]{6,256})</"
+        ),
+        ("</",),
+        group=1,
+        validate=lambda v: _cli_password(v),
+        priority=30,
+        lower=True,
+    ),
+    Rule(  # .NET appSettings: `<add key="DbPassword" value="…" />`
+        "secret-assignment",
+        _rx(
+            r"key=\\?\"[a-z0-9_.:-]*(?:pass(?:w(?:or)?d)?|secret|token|key|pwd)\\?\"[ \t]+"
+            r"value=\\?\"([^\"\s\\]{6,256})\\?\""
+        ),
+        ("value=",),
+        group=1,
+        validate=lambda v: looks_secret(v),
+        priority=30,
+        lower=True,
+    ),
+    Rule(  # a wallet's keypair file written bare (`cat ~/.config/solana/id.json`): 64 bytes
+        "crypto-private-key",
+        _rx(r"(\[[ \t]*\d{1,3}(?:[ \t]*,[ \t]*\d{1,3}){63}[ \t]*\])"),
+        ("solana", "keypair", "wallet", "id.json"),
+        group=1,
+        validate=lambda v: _byte_array(v),
+        priority=5,
+        lower=True,
+    ),
+    Rule(  # a session cookie: `Cookie: sessionid=…; csrftoken=…`, `Set-Cookie: token=…`
+        "secret-assignment",
+        _rx(
+            r"cookie:[^\n]{0,400}?(?<![a-z0-9_-])[a-z0-9_.-]*(?:sess|sid|token|auth|jwt)[a-z0-9_.-]*"
+            r"=([^;\s\"'\\]{16,4096})"
+        ),
+        ("cookie",),
+        group=1,
+        validate=lambda v: looks_secret(v, 16, digitless_ok=True),
+        priority=30,
+        lower=True,
+    ),
+    Rule(  # PuTTY key files: the private lines after `Private-Lines: N`
+        "private-key",
+        _rx(
+            r"private-lines:[ \t]*\d{1,3}[ \t]*(?:\r?\n|\\r?\\n)"
+            r"((?:[a-z0-9+/=]{8,}(?:\r?\n|\\r?\\n))*[a-z0-9+/=]{8,})"
+        ),
+        ("private-lines",),
+        group=1,
+        priority=1,
+        lower=True,
+    ),
+    Rule(  # a Sentry DSN: `https://<32 hex key>@o123.ingest.sentry.io/456`
+        "url-credentials",
+        _rx(r"://([0-9a-f]{32})(?::[0-9a-f]{32})?@[a-z0-9.-]+/"),
+        ("://",),
+        group=1,
+        validate=random_token(3.0),
+        priority=20,
+        lower=True,
+    ),
+    Rule(  # Django's generated SECRET_KEY (50 characters of letters, digits and punctuation)
+        "secret-assignment",
+        _rx(r"django-insecure-([a-z0-9!@#$%^&*(\-_=+)]{40,60})"),
+        ("django-insecure-",),
+        group=1,
+        validate=random_token(3.5),
+        priority=10,
         lower=True,
     ),
 )
@@ -1189,7 +1276,7 @@ DETECTORS: tuple[str, ...] = tuple(
 )
 
 
-_BYTES_RULE = next(r for r in RULES if r.detector == "crypto-private-key")
+_BYTES_RULES = frozenset(id(r) for r in RULES if r.detector == "crypto-private-key")
 _BYTE_ARRAY = re.compile(
     r"\[[ \t]*\d{1,3}[ \t]*,"
 )  # what the wallet-bytes rule's value starts with
@@ -1293,7 +1380,7 @@ def _scan(text: str, lowered: str, cands: list[Cand]) -> tuple[list[int], set[st
         triggered.append(_PROSE_RULE)
     rules += [(r, lowered) for r in triggered]
     for rule, hay in rules:
-        if rule is _BYTES_RULE and _BYTE_ARRAY.search(hay) is None:
+        if id(rule) in _BYTES_RULES and _BYTE_ARRAY.search(hay) is None:
             continue  # its regex has no literal to skip to: look for what it needs first
         matches = (
             _prose_matches(hay, present, others)
