@@ -349,21 +349,25 @@ _PROSE_NAMES: tuple[str, ...] = (
     # Chinese
     "密码", "口令", "密钥", "秘钥", "令牌", "私钥", "api密钥", "api 密钥", "api令牌",
     # Japanese
-    "パスワード", "apiキー", "api キー", "トークン", "秘密鍵", "シークレット",
+    "パスワード", "apiキー", "api キー", "apiトークン", "トークン", "秘密鍵", "シークレット",
     # Russian
     "пароль", "ключ api", "api-ключ", "api ключ", "токен", "секретный ключ", "приватный ключ",
     # Korean
     "비밀번호", "암호", "패스워드", "api 키", "api키", "토큰", "개인 키", "개인키", "시크릿",
+    # Italian, Dutch, Polish, Turkish, Swedish, Arabic, Hindi
+    "chiave api", "chiave segreta", "wachtwoord", "hasło", "şifre", "parola", "lösenord",
+    "lösenordet", "كلمة المرور", "كلمة السر", "पासवर्ड",
 )  # fmt: skip
 _PROSE_VERBS = (
     r"\bis\b|\bwas\b|\best\b|\bétait\b|\bist\b|\blautet\b|\bwar\b|\bes\b|\bera\b|é"
     r"|это|是|为|為|は|が|는|은|이|가|:|：|=|->|→|—|–"
+    r"|è|\bto\b|\bjest\b|är|هي|है"
 )
 _PROSE = re.compile(
     "(?<![a-z0-9_])(?:"
     + "|".join(map(re.escape, sorted(_PROSE_NAMES, key=len, reverse=True)))
     + ")(?![a-z0-9_])"
-    r"(?:(?:[ \t]+[^\s\"'`\\{}\[\]<>=:]{1,24}){0,3}?[ \t]*(?P<verb>" + _PROSE_VERBS + r")[ \t]*"
+    r"(?:(?:[ \t]+[^\s\"'`\\{}\[\]<>=:]{1,24}){0,4}?[ \t]*(?P<verb>" + _PROSE_VERBS + r")[ \t]*"
     r"|[ \t]+)[\"'`(]?"
     # printable ASCII but quotes, backticks and backslashes (a JSON escape ends the value)
     r"(?P<p>[!#-&(-\[\]-_a-~]{8,256})"
@@ -372,7 +376,7 @@ _PROSE = re.compile(
 # that is not ASCII, and only when it holds one of their letters beyond ASCII (most text that
 # is not ASCII has an arrow, a box-drawing line or an emoji in it, not a word of these names).
 _PROSE_ASCII_TRIGGERS = ("pass", "key", "toke", "secr", "clave", "senha", "chave", "jeton",
-                         "kennwort", "contrase", "segredo", "geheim")  # fmt: skip
+                         "kennwort", "contrase", "segredo", "geheim", "wachtw", "parola", "chiav")  # fmt: skip
 _PROSE_OTHER_TRIGGERS = tuple(dict.fromkeys(n for n in _PROSE_NAMES if not n.isascii()))
 _PROSE_OTHER_CHARS = re.compile(
     "[" + "".join(sorted({c for n in _PROSE_OTHER_TRIGGERS for c in n if not c.isascii()})) + "]"
@@ -845,7 +849,8 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
     ):
         return None
     ok = (
-        looks_secret(value, LABELLED_MIN_LEN)
+        # a prose value passed `_prose_value`'s length (12 after a verb); a quoted one needs 16
+        looks_secret(value, PROSE_MIN_LEN if kind == "p" else LABELLED_MIN_LEN)
         and entropy(value) >= _labelled_entropy(value)
         and not _DOTTED_NAME.fullmatch(value)
         and not _IDENTIFIER.fullmatch(value)  # a UUID or a commit: prose names them
@@ -885,7 +890,8 @@ PROSE_MIN_LEN_BARE = 16  # no verb between the name and the value
 
 
 def _prose_value(value: str, verb: bool) -> bool:
-    if len(value) < (PROSE_MIN_LEN if verb else PROSE_MIN_LEN_BARE):
+    # with no verb, 16 characters — or 12 in a generated mix (`password K157ic@SPp#blA`)
+    if len(value) < (PROSE_MIN_LEN if verb or credential_mix(value) else PROSE_MIN_LEN_BARE):
         return False
     if not looks_secret(value, PROSE_MIN_LEN) or _DOTTED_NAME.fullmatch(value):
         return False
