@@ -71,7 +71,9 @@ around it: pass `session_id`, `turn_uuid` and `memory` exactly as a `recall` hit
 line gives them (`window` turns either side). Or a range by seq: `session_id` with \
 `from_seq` (and `to_seq`, default 20 turns on; no turn_uuid) — to read a session `sessions` \
 listed, or the turns a `scan` hit points at. A range stops near 40,000 characters; its last \
-line `→ get <session_id> --from <seq> --to <seq>` names the from_seq/to_seq that continue."""
+line `→ get <session_id> --from <seq> --to <seq>` names the from_seq/to_seq that continue. \
+`json` true: the same turns as chunk records, one JSON object per line (what \
+`funes get --json` prints), a range's `→ get` line after them."""
 
 SESSIONS_DESCRIPTION = """\
 List the user's past sessions, newest first: start time, agent, repo (or working directory), \
@@ -230,12 +232,15 @@ def get(
     memory: str | None = None,
     from_seq: int | None = None,
     to_seq: int | None = None,
+    json: bool = False,
 ) -> str:
     # lazy: funes.validate, funes.render.formats and funes.render.turns stay off fast commands' start-up
     from funes import validate
-    from funes.render.formats import get_agent
-    from funes.render.sessions import range_agent
+    from funes.records import CHUNK_FIELDS
+    from funes.render.formats import get_agent, get_json
+    from funes.render.sessions import range_agent, range_rest
     from funes.render.turns import window as turn_window
+    from funes.render.turns import window_rows
     from funes.store.sessions import turn_range
 
     sid = validate.text("session_id", session_id, style="mcp").strip()
@@ -245,10 +250,15 @@ def get(
             raise UsageError("give 'turn_uuid' or a range ('from_seq', 'to_seq'), not both")
         lo, hi = validate.seq_range(from_seq, to_seq, style="mcp")
         mem = memories.open(memory)
+        if json:  # the records, then the line that continues a capped range (as the CLI's stderr)
+            tr = turn_range(mem, sid, lo, hi, columns=CHUNK_FIELDS)
+            return get_json(tr.rows) + range_rest(tr, mem.label)
         return range_agent(turn_range(mem, sid, lo, hi), mem.note, mem.label)
     width = validate.number("window", window, style="mcp")
     mem = memories.open(memory)
     try:
+        if json:
+            return get_json(window_rows(mem, sid, turn, width, CHUNK_FIELDS))
         turns = turn_window(mem, sid, turn, width)
     except FunesError:
         # Not stored: the reference's line, marked isError (the CLI exits 1 on it).
@@ -468,11 +478,19 @@ def build_server(default_memory: str | None = None, warm_now: bool = False) -> "
         memory: Memory_ = "",
         from_seq: Seq_ = None,
         to_seq: Seq_ = None,
+        json: Annotated[
+            bool,
+            Field(
+                description="chunk records instead of text: one JSON object per stored piece "
+                "(as `funes get --json`)"
+            ),
+        ] = False,
     ) -> Any:
         with _LOADING:  # a call during the warm-up waits: numpy must not load from two threads
             return answer(
-                "get", get, memories, session_id, turn_uuid, window, memory, from_seq, to_seq
-            )
+                "get", get, memories, session_id, turn_uuid, window, memory, from_seq, to_seq,
+                json,
+            )  # fmt: skip
 
     @server.tool(name="sessions", description=SESSIONS_DESCRIPTION, structured_output=False)
     def sessions_tool(

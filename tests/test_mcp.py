@@ -343,3 +343,42 @@ def test_sessions_scan_and_ranged_get_answer_as_the_cli_and_errors_are_marked(
             assert not is_error and text.startswith(f"memory: {memory}\n")
 
     run(scenario)
+
+
+def test_get_with_json_answers_the_chunk_records_funes_get_json_prints(memory: Path) -> None:
+    """`json: true` on `get` gives what `funes get --json` prints — one chunk record per stored
+    piece, for a turn's window and for a range — and the text form stays the default."""
+
+    async def scenario() -> None:
+        async with funes_mcp("--memory", memory) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["get"].input_schema["properties"]["json"]["default"] is False
+
+            text, is_error = await call(
+                client, "get", session_id=SESSION, turn_uuid="c-11", window=1, json=True
+            )
+            assert not is_error
+            cli = run_cmd("funes", "get", SESSION, "c-11", "--window", "1", "--json",
+                          "--memory", memory)  # fmt: skip
+            assert cli.returncode == 0 and text == cli.stdout.decode()
+            records = [json.loads(line) for line in text.splitlines()]
+            assert {r["turn_uuid"] for r in records} >= {"c-10", "c-11", "c-12"}
+            assert all(r["session_id"] == SESSION and "vector" not in r for r in records)
+            assert any("count=0 raises `ParseError`" in r["text"] for r in records)
+
+            text, is_error = await call(
+                client, "get", session_id=SESSION, from_seq=9, to_seq=10, json=True
+            )
+            cli = run_cmd("funes", "get", SESSION, "--from", "9", "--to", "10", "--json",
+                          "--memory", memory)  # fmt: skip
+            assert not is_error and text == cli.stdout.decode()
+            assert sorted({json.loads(line)["seq"] for line in text.splitlines()}) == [9, 10]
+
+            text, is_error = await call(client, "get", session_id=SESSION, turn_uuid="c-404",
+                                        json=True)  # fmt: skip
+            assert is_error and text.startswith("turn c-404 not found in session")
+            assert (await call(client, "get", session_id=SESSION, turn_uuid="c-11"))[0].startswith(
+                "["
+            )
+
+    run(scenario)
