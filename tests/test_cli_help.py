@@ -69,3 +69,19 @@ def test_parse_all_names_where_it_looks_for_every_agent_or_for_none() -> None:
     roots = {f"~/{r}" for src in registry() for r in src.roots}
     assert named in (set(), roots), named
     assert named or "docs/sources.md" in text
+
+
+@pytest.mark.parametrize("verb", PORCELAIN)
+def test_help_prose_fits_an_80_column_terminal(verb: str, tmp_path: object) -> None:
+    """The description, usage and options wrap at the terminal's width, and so does the prose
+    after an example; only the example's own indented lines (a command, sample output) may be
+    longer, as they are copied whole."""
+    out = subprocess.run(
+        [str(BIN / "funes"), verb, "--help"],
+        capture_output=True, text=True, timeout=60, check=True,
+        env={**os.environ, "HOME": str(tmp_path), "FUNES_HOME": str(tmp_path), "COLUMNS": "80"},
+    ).stdout  # fmt: skip
+    head, _, tail = out.partition("\nexample")
+    prose = head.splitlines() + [x for x in tail.splitlines() if not x.startswith(" ")]
+    wide = [x for x in prose if len(x) > 80]
+    assert not wide, f"`funes {verb} --help` at 80 columns:\n" + "\n".join(wide)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
+import textwrap
 from typing import Any, NoReturn
 
 # Options people reach for from other tools, and the one funes means.
@@ -48,10 +50,42 @@ def harness_option(p: argparse.ArgumentParser, help: str, **kw: object) -> argpa
     return action
 
 
+_CODE = re.compile(r"`[^`\n]*`")
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help text as written where it is indented (an example's command and sample output, to
+    copy whole), filled to the terminal's width where it is prose: each run of lines that
+    start at the margin is one paragraph."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        out: list[str] = []
+        prose: list[str] = []
+
+        def flush() -> None:
+            if prose:
+                # A `code span` (a command to type) is never split across two lines.
+                para = _CODE.sub(lambda m: m[0].replace(" ", "\0"), " ".join(prose))
+                lines = textwrap.wrap(para, width, initial_indent=indent,
+                                      subsequent_indent=indent, break_long_words=False)  # fmt: skip
+                out.extend(x.replace("\0", " ") for x in lines)
+                prose.clear()
+
+        for line in text.splitlines():
+            if line and not line[0].isspace():
+                prose.append(line.strip())
+            else:
+                flush()
+                out.append(indent + line)
+        flush()
+        return "\n".join(out)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line `funes:` errors and, after the help, an example to copy."""
 
     def __init__(self, *args: Any, example: str | None = None, **kw: Any) -> None:
+        kw.setdefault("formatter_class", Formatter)
         super().__init__(*args, **kw)
         self.example = example
 

@@ -37,7 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
         "untouched; the block to merge by hand is printed) or an agent command failed, "
         "2 bad arguments. FUNES_BIN overrides the funes executable recorded in the hooks.",
     )
-    p.add_argument("agent", choices=agents.names())
+    p.add_argument(
+        "agent",
+        metavar="AGENT",
+        choices=agents.names(),
+        help="one of: " + ", ".join(agents.names()),
+    )
     p.add_argument("--memory", metavar="M", help="memory the hooks and tools use (default: local)")
     p.add_argument("--no-index", action="store_true", help="skip the first index of its sessions")
     p.add_argument("-y", "--yes", action="store_true", help="run the first index without asking")

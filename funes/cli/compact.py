@@ -29,7 +29,6 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compact a local memory: merge fragments and index segments, build the "
         "vector index when it is large enough, drop versions older than ten minutes.",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("memory_pos", nargs="?", metavar="MEMORY", help="a memory directory")
     p.add_argument("--memory", metavar="DIR", help="the same as MEMORY")

@@ -40,7 +40,6 @@ def build_parser() -> argparse.ArgumentParser:
         "`--to` defaults to 20 turns on; output stops near 40,000 characters with the "
         "`--from` that continues).",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("session_id")
     p.add_argument("turn_uuid", nargs="?", help="a turn id (omit to read a range by seq)")

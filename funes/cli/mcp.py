@@ -22,7 +22,6 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  funes mcp                    # an agent starts it (stdio)\n"
         "  funes mcp --http --port 8765 # one server for the machine: "
         "http://127.0.0.1:8765/mcp\n  funes add claude --mcp-http  # register that URL",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "positional_memory",

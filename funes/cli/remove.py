@@ -24,7 +24,12 @@ def build_parser() -> argparse.ArgumentParser:
         "when the agent's CLI is missing), 1 a config file could not be edited safely (left "
         "untouched) or an agent command failed, 2 bad arguments.",
     )
-    p.add_argument("agent", choices=agents.names())
+    p.add_argument(
+        "agent",
+        metavar="AGENT",
+        choices=agents.names(),
+        help="one of: " + ", ".join(agents.names()),
+    )
     return p
 
 

@@ -31,7 +31,6 @@ def build_parser() -> argparse.ArgumentParser:
         "one session's text — its prompts, answers, tool calls and tool output, each block "
         "stitched whole — with context around each.",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("needle", help="the text to find, exactly (quote it for the shell)")
     p.add_argument("session_id", metavar="SESSION", help="a session id, as `funes sessions` lists")

@@ -29,7 +29,6 @@ def build_parser() -> argparse.ArgumentParser:
         "working directory), turns, session id, and the opening prompt. Read one with "
         "`funes get SESSION --from SEQ`, search one with `funes scan`.",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--repo", metavar="OWNER/NAME", help="sessions of checkouts of this git remote")
     harness_option(

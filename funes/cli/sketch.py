@@ -35,7 +35,6 @@ def build_parser() -> argparse.ArgumentParser:
         "last word, and the passages that differ most from those already chosen (pivoted "
         "Gram–Schmidt over the stored vectors), in session order. Cached per session.",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("session_id", metavar="SESSION", help="a session id, as `funes sessions` lists")
     p.add_argument("--units", metavar="N", default=8, help="passages to show, 1–40 (default 8)")
