@@ -7,6 +7,7 @@ line was skipped; ``--strict`` makes the first bad line fatal.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -89,6 +90,15 @@ def warn(prog: str, msg: str) -> None:
     print(f"{prog}: {msg}", file=sys.stderr)
 
 
+# What to do about a file funes could not use, after the reason.
+_NEXT = {
+    errno.EROFS: " — this command writes there: make it writable, or point FUNES_HOME (or "
+    "--memory) at a directory you can write",
+    errno.EACCES: " — check its owner and permissions (and its folders')",
+    errno.EPERM: " — check its owner and permissions (and its folders')",
+}
+
+
 def run(main: Callable[[], int], prog: str = "funes") -> int:
     """Run a command body: user errors become one stderr line, a closed pipe is quiet.
 
@@ -123,7 +133,7 @@ def run(main: Callable[[], int], prog: str = "funes") -> int:
             from funes.sources import display_path, os_reason
 
             name = display_path(os.fsdecode(e.filename))
-            print(f"{prog}: {name}: {os_reason(e)}", file=sys.stderr)
+            print(f"{prog}: {name}: {os_reason(e)}{_NEXT.get(e.errno or 0, '')}", file=sys.stderr)
             return 1
         first = (str(e).strip().splitlines() or [""])[0][:300]
         print(
