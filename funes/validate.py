@@ -12,6 +12,7 @@ of a `funes-query` line and MCP tool arguments say ``'k'`` and ``'block_type'``.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -163,9 +164,17 @@ def harness(value: Any, style: str = "cli") -> str:
     for src in sources.registry():
         if src.roots and v in (src.name, src.harness, *src.aliases):
             return src.name
+    spellings = {
+        alias: src.name
+        for src in sources.registry()
+        if src.roots
+        for alias in (src.name, src.harness, *src.aliases)
+    }
+    near = difflib.get_close_matches(v, sorted(spellings), n=1, cutoff=0.7)
+    hint = f" — did you mean {spellings[near[0]]}?" if near else ""
     raise UsageError(
         f"{shown('harness', style)} must be an agent funes reads: {', '.join(agent_names())} "
-        f"(got {_value(value)})"
+        f"(got {_value(value)}{hint})"
     )
 
 

@@ -246,6 +246,10 @@ def test_a_missing_agent_is_named_with_the_other_as_the_way_out(
     code, _, err = agents.ask("hermes", QUESTION, "--memory", memory)
     names = ", ".join(f"`{a}`" for a in askable())
     assert code == 2 and err == f"funes: cannot ask 'hermes' — funes asks {names}\n"
+    code, _, err = agents.ask("cladue", QUESTION, "--memory", memory)
+    assert code == 2 and err == (
+        f"funes: cannot ask 'cladue' — funes asks {names} (did you mean `funes ask claude …`?)\n"
+    )
 
 
 @pytest.mark.parametrize(

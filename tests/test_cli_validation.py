@@ -45,6 +45,7 @@ def one_line(r: subprocess.CompletedProcess[bytes]) -> str:
             "(got 'parquet')",
         ),
         (["--top", "3"], "funes: unrecognized arguments: --top 3 (did you mean -k?)"),
+        (["--harness", "claud"], "funes: --harness must be an agent funes reads: "),
     ],
 )
 def test_recall_and_query_refuse_a_bad_value_in_one_line(args: list[str], expected: str) -> None:
@@ -52,6 +53,19 @@ def test_recall_and_query_refuse_a_bad_value_in_one_line(args: list[str], expect
     for cmd in (["funes", "recall", "tiles"], ["funes-query", "tiles"]):
         line = one_line(run_cmd(*cmd, *args))
         assert line.startswith(expected), line
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("claud", "claude"), ("cladue", "claude"), ("claude_cod", "claude"), ("codx", "codex"),
+     ("hermess", "hermes"), ("open-code", "opencode"), ("gemnii", "gemini")],
+)  # fmt: skip
+def test_a_misspelt_harness_names_the_agent_meant(typed: str, meant: str) -> None:
+    for cmd in (["funes", "recall", "tiles"], ["funes-query", "tiles"]):
+        line = one_line(run_cmd(*cmd, "--harness", typed))
+        assert line.endswith(f"(got {typed!r} — did you mean {meant}?)"), line
+    with pytest.raises(UsageError, match=rf"did you mean {meant}\?\)$"):
+        validate.harness(typed, style="mcp")
 
 
 def test_a_valid_harness_spelling_is_accepted_in_all_its_forms() -> None:

@@ -18,6 +18,7 @@ What `funes ask` needs to know about the agents it can ask, and nothing about me
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import shutil
@@ -77,7 +78,9 @@ def other(agent: str) -> str:
 def check_agent(agent: str) -> str:
     if agent not in agents():
         names = ", ".join(f"`{a}`" for a in agents())
-        raise UsageError(f"cannot ask {agent!r} — funes asks {names}")
+        near = difflib.get_close_matches(agent.lower(), agents(), n=1, cutoff=0.7)
+        hint = f" (did you mean `funes ask {near[0]} …`?)" if near else ""
+        raise UsageError(f"cannot ask {agent!r} — funes asks {names}{hint}")
     return agent
 
 
