@@ -181,7 +181,9 @@ _BLOCK = st.builds(
 _TURN = st.builds(
     Turn,
     harness=_TEXT, session_id=_TEXT, turn_uuid=_TEXT, parent_uuid=st.none() | _TEXT,
-    seq=st.integers(-5, 10**12), ts=_TEXT, role=_TEXT, workdir=_TEXT, repo=_TEXT,
+    # a turn built in a process (not read from a line) may hold other types than declared
+    seq=st.integers(-5, 10**12) | st.booleans(), ts=_TEXT | st.none() | st.floats(0, 1e10),
+    role=_TEXT, workdir=_TEXT, repo=_TEXT,
     source_path=_TEXT, blocks=st.lists(_BLOCK, max_size=4),
     extra=st.dictionaries(_KEYS, _JSON, max_size=3),
 )  # fmt: skip

@@ -14,6 +14,7 @@ import io
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
+from json.encoder import encode_basestring
 from typing import Any
 
 from funes import secrets
@@ -119,20 +120,40 @@ def chunk_lines(
         if not pieces:
             continue
         if not turn_part:  # encoded at the first chunk, as dumps would
-            # an object's members, braces dropped: `"session_id":"…",…,"role":"…"`
-            turn_part = dumps_value({k: getattr(turn, k) for k in _TURN_FIELDS})[1:-1]
-            tail = dumps_value({k: getattr(turn, k) for k in _TAIL_FIELDS})[1:-1]
+            turn_part, tail = _turn_parts(turn)
             turn_extra = _extra_part(turn.extra)
-        mid = (
-            f',{turn_part},"block_type":{dumps_value(block.type)},"block_idx":{block_idx}'
-            ',"split_idx":'
-        )
+        mid = f',{turn_part},"block_type":{_value(block.type)},"block_idx":{block_idx},"split_idx":'
         extra = _extra_part({**turn.extra, **block.extra}) if block.extra else turn_extra
-        end = f',"tool_name":{dumps_value(block.tool_name)},{tail}{extra}}}\n'
+        end = f',"tool_name":{_value(block.tool_name)},{tail}{extra}}}\n'
         for split_idx, piece in enumerate(pieces):
             line = "".join((_HEAD, chunk_id(sid, tid, block_idx, split_idx), '","text":',
-                            dumps_value(piece), mid, str(split_idx), end))  # fmt: skip
+                            _str(piece), mid, str(split_idx), end))  # fmt: skip
             yield line if line.isascii() else escape_line_breaks(line)
+
+
+# `dumps_value` of a string is json's own string encoder, called here without the encoder
+# object around it (for anything else, that object builds a whole C encoder: per chunk line,
+# more than escaping the line's text costs). A turn read from a line holds strings where its
+# type says so; one built some other way is encoded by `dumps_value`, as before.
+_str = encode_basestring
+
+
+def _value(value: Any) -> str:
+    if type(value) is str:
+        return _str(value)
+    if value is None:
+        return "null"
+    if type(value) is int:
+        return int.__repr__(value)
+    return dumps_value(value)
+
+
+def _turn_parts(turn: Turn) -> tuple[str, str]:
+    """The members (braces dropped) ``dumps_value`` writes for the turn's fields before and
+    after the block's: `"session_id":"…",…,"role":"…"` and `"harness":"…",…`."""
+    head = ",".join(f'"{k}":{_value(getattr(turn, k))}' for k in _TURN_FIELDS)
+    tail = ",".join(f'"{k}":{_value(getattr(turn, k))}' for k in _TAIL_FIELDS)
+    return head, tail
 
 
 def _extra_part(extra: dict[str, Any]) -> str:
