@@ -119,6 +119,8 @@ def mnemonic_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     with nothing but separators and numbering between them."""
     words = bip39_words()
     end = len(text) if end is None else end
+    if sum(map(words.__contains__, _WORD.findall(text, start, end))) < MNEMONIC_LENGTHS[0]:
+        return []  # not as many BIP39 words in all as the shortest phrase has in a row
     spans: list[tuple[int, int]] = []
     run: list[tuple[int, int]] = []
 

@@ -1159,6 +1159,18 @@ def _build() -> tuple[dict[str, list[_Row]], list[tuple[str, _Row]]]:
 
 
 _BY_PREFIX, _ANYWHERE = _build()
+
+
+def _at_start() -> tuple[dict[str, tuple[_Row, ...]], dict[str, tuple[_Row, ...]]]:
+    """The rows to try where a token starts, by its first two characters (the rows of that
+    two-character prefix, then those of its one-character prefix), and by its first one
+    alone (when no row's prefix starts with those two): one lookup per place, not two."""
+    one = {k: tuple(rows) for k, rows in _BY_PREFIX.items() if len(k) == 1}
+    two = {k: (*rows, *one.get(k[0], ())) for k, rows in _BY_PREFIX.items() if len(k) == 2}
+    return two, one
+
+
+_AT_TWO, _AT_ONE = _at_start()
 _TELEGRAM = re.compile(r"(?P<b>\d{8,10}:AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])")
 _SQUASH = re.compile(r"[^a-z0-9]")  # `new-york-times`, `NEW_YORK_TIMES`: one name
 _NAMED_INDEX: list[tuple[re.Pattern[str], dict[str, list[tuple[Named, re.Pattern[str]]]]]] = []
@@ -1185,7 +1197,7 @@ def _providers(text: str, hits: list[int], cands: list[tuple[int, int, int, str]
     """Provider-table findings around the gate's hits (positions in ``text``)."""
     tried: set[int] = set()
     done = 0  # token characters before this were walked already
-    by_prefix = _BY_PREFIX
+    at_two, at_one = _AT_TWO, _AT_ONE
     for p in hits:
         if p < done:
             continue
@@ -1193,16 +1205,17 @@ def _providers(text: str, hits: list[int], cands: list[tuple[int, int, int, str]
         s = lo + len(text[lo:p].rstrip(_TOKEN_CHAR_STR))  # back over token characters
         e = _TOKEN_RUN.match(text, p, p + _MAX_BACK).end()  # type: ignore[union-attr]
         done = e  # the whole token is handled now: later hits inside it are skipped
-        starts = [s, *(m.end() for m in _SEPARATOR.finditer(text, s, e))]
+        starts = [s]
+        starts += [m.end() for m in _SEPARATOR.finditer(text, s, e)]
         if s > 0 and text[s - 1] == "\\" and text[s : s + 1] in ("n", "r", "t"):
             starts.append(s + 1)  # right after a JSON-escaped newline
         for q in starts:
-            rows = by_prefix.get(text[q : q + 2])
-            one = by_prefix.get(text[q : q + 1])
-            if (rows or one) and q not in tried and _token_start(text, q):
+            rows = at_two.get(text[q : q + 2]) or at_one.get(text[q : q + 1])
+            if rows and q not in tried and _token_start(text, q):
                 tried.add(q)
-                for row in (*(rows or ()), *(one or ())):
-                    _try(row, text, q, cands)
+                for row in rows:
+                    if text.startswith(row.prefixes, q):  # (a row never matched is never compiled)
+                        _try(row, text, q, cands)
         token = text[s:e]
         for marker, row in _ANYWHERE:
             if marker in token:
