@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -16,7 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import BIN, run_cmd
+from conftest import BIN, run_cmd, start_on_a_terminal
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -382,3 +384,25 @@ def test_get_with_json_answers_the_chunk_records_funes_get_json_prints(memory: P
             )
 
     run(scenario)
+
+
+def test_a_person_who_starts_it_on_a_terminal_is_told_what_it_is_and_ctrl_c_stops_it(
+    memory: Path,
+) -> None:
+    """`funes mcp` typed by hand waits for an agent on stdin: it says so, and Ctrl-C (SIGINT,
+    as the terminal sends it) ends it at once — the stdio transport's reader thread, blocked on
+    the terminal, used to keep the process alive until it was killed."""
+    p, master = start_on_a_terminal([str(BIN / "funes"), "mcp", "--memory", str(memory)], {})
+    try:
+        seen = b""
+        deadline = time.monotonic() + 60
+        while b"Ctrl-C" not in seen and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.2)[0]:
+                seen += os.read(master, 4096)
+        assert b"agents start it themselves" in seen, seen
+        p.send_signal(signal.SIGINT)
+        assert p.wait(timeout=20) == 130
+    finally:
+        if p.poll() is None:
+            p.kill()
+        os.close(master)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from funes import validate
@@ -63,6 +64,15 @@ def _main(args: argparse.Namespace) -> int:
         port = DEFAULT_PORT if args.port is None else validate.number("port", args.port)
         serve_http(args.memory or args.positional_memory, port)
     else:
+        if sys.stdin.isatty():
+            sys.stderr.write(
+                "funes mcp: an MCP server on stdin/stdout — agents start it themselves (`funes "
+                "add AGENT` registers it; see docs/mcp.md); Ctrl-C stops it\n"
+            )
+            sys.stderr.flush()
+        # The stdio transport reads stdin in a worker thread that no KeyboardInterrupt reaches:
+        # on Ctrl-C the event loop would stop and then wait on that read forever.
+        signal.signal(signal.SIGINT, _interrupted)
         serve(args.memory or args.positional_memory)
     # The client closed stdin (or --http was stopped): leave without interpreter shutdown. A warm-up or search thread
     # may still be inside onnxruntime or lance, whose native threads abort the process
@@ -70,6 +80,12 @@ def _main(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    sys.stderr.write("funes: interrupted\n")
+    sys.stderr.flush()
+    os._exit(130)  # as at the end of _main: native threads may be inside onnxruntime or lance
 
 
 if __name__ == "__main__":
