@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from funes import sources
-from funes.chunking import EMBEDDED_SPLITS, oversized
 from funes.cli._args import Parser, harness_option
 from funes.cli._pipe import run, warn
 from funes.errors import FunesError, UsageError
-from funes.records import Turn, dumps
+from funes.records import Block, Turn, dumps
 from funes.sources import FileStats
 
 PROG = "funes-parse"
@@ -105,7 +104,7 @@ def _main(args: argparse.Namespace) -> int:
         if not args.report:  # a report is the same parse, with the turns counted and dropped
             out.write(dumps(turn).encode("utf-8") + b"\n")
         else:
-            big.extend(len(b.text) for b in turn.blocks if oversized(b))
+            big.extend(len(b.text) for b in turn.blocks if _oversized(b))
 
     try:
         if args.all:
@@ -239,7 +238,7 @@ def _notes(r: dict[str, Any]) -> list[str]:
         n = big["blocks"]
         lines.append(
             f"  oversized: {n} block{'' if n == 1 else 's'} ({big['chars']:,} characters) — "
-            f"the first {EMBEDDED_SPLITS} pieces of each are embedded, the whole text is stored "
+            f"the first {_embedded_splits()} pieces of each are embedded, the whole text is stored "
             "and searchable by words"
         )
     if r["ignored"]:
@@ -261,6 +260,20 @@ def _short(path: str) -> str:
     """The file name (full paths head the notes), its middle elided when long."""
     name = Path(path).name or path
     return name if len(name) <= 44 else f"{name[:20]}…{name[-23:]}"
+
+
+def _oversized(block: Block) -> bool:
+    # lazy: only a report splits blocks; the chunker and its hashlib (3.0 ms of CPU to import,
+    # OpenSSL's 2.2 of them) stay off what every plain funes-parse pays at start
+    from funes.chunking import oversized
+
+    return oversized(block)
+
+
+def _embedded_splits() -> int:
+    from funes.chunking import EMBEDDED_SPLITS  # lazy: as in _oversized
+
+    return EMBEDDED_SPLITS
 
 
 if __name__ == "__main__":
