@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import BIN, REPO, jsonl, run_cmd, write_jsonl
+
+from funes.cli._pipe import PIPE_BYTES, widen_pipe
 
 SAMPLES = REPO / "contrib" / "samples"
 
@@ -216,3 +220,35 @@ def test_closed_pipe_is_quiet(tree: Path) -> None:
         shell=True, capture_output=True, check=False, executable="/bin/bash",
     )  # fmt: skip
     assert b"Traceback" not in r.stderr and b"Broken pipe" not in r.stderr
+
+
+def test_a_pipe_between_stages_gives_the_bytes_a_file_does(tmp_path: Path) -> None:
+    """Stages read standard input and fill their output pipe in big pieces: the chunks that
+    come through a pipe are those of the same turns read from a file."""
+    big = tmp_path / "big.jsonl"
+    write_jsonl(big, [claude_line(f"u{i}", f"line {i} " * (i % 700)) for i in range(3_000)])
+    piped = subprocess.run(
+        f"'{BIN}/funes-parse' -q '{big}' | '{BIN}/funes-chunk'",
+        shell=True, capture_output=True, check=True, executable="/bin/bash",
+    ).stdout  # fmt: skip
+    turns = tmp_path / "turns.jsonl"
+    turns.write_bytes(run_cmd("funes-parse", "-q", big).stdout)
+    from_file = run_cmd("funes-chunk", turns).stdout
+    assert piped == from_file
+    assert len(jsonl(piped)) > 3_000
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_GETPIPE_SZ"), reason="Linux's pipe sizes")
+def test_a_stage_lets_its_output_pipe_hold_a_mebibyte(tmp_path: Path) -> None:
+    r, w = os.pipe()
+    try:
+        with open(w, "wb", closefd=False) as out:
+            widen_pipe(out)
+        assert fcntl.fcntl(w, fcntl.F_GETPIPE_SZ) >= PIPE_BYTES
+    finally:
+        os.close(r)
+        os.close(w)
+    with open(tmp_path / "out", "wb") as f:  # not a pipe: left alone
+        widen_pipe(f)
+        f.write(b"x")
+    assert (tmp_path / "out").read_bytes() == b"x"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -72,18 +73,51 @@ def read_numbered(
         yield lineno, raw, rec
 
 
+# A stage reads and writes its pipes in big pieces: with the 64 KiB a pipe holds by default and
+# the 8 KiB Python reads at a time, a reader slower than its writer wakes it (and is preempted by
+# it) for every few KiB — on eval-dev's `funes-parse | funes-chunk`, ~1,800 context switches
+# instead of ~150, and 2-3 % more CPU.
+PIPE_BYTES = 1 << 20
+
+
 def open_inputs(stack: ExitStack, files: list[str]) -> list[tuple[IO[bytes], str]]:
     """The named files (``-`` or none: stdin) opened for reading, with their display names."""
     inputs: list[tuple[IO[bytes], str]] = []
     for f in files or ["-"]:
         if f == "-":
-            inputs.append((sys.stdin.buffer, "<stdin>"))
+            inputs.append((_stdin(stack), "<stdin>"))
             continue
         try:
             inputs.append((stack.enter_context(open(f, "rb")), f))  # noqa: SIM115
         except OSError as e:
             raise UsageError(f"cannot read {f}: {e.strerror}") from None
     return inputs
+
+
+def _stdin(stack: ExitStack) -> IO[bytes]:
+    """Standard input, read PIPE_BYTES at a time when it is the process's own (a caller that
+    swapped ``sys.stdin`` for a stream of its own reads that); file descriptor 0 stays open."""
+    stdin = sys.stdin
+    if stdin is sys.__stdin__ and stdin is not None:
+        try:
+            fd = stdin.fileno()
+            return stack.enter_context(open(fd, "rb", buffering=PIPE_BYTES, closefd=False))
+        except (OSError, ValueError):  # closed, or no file descriptor behind it
+            pass
+    return sys.stdin.buffer
+
+
+def widen_pipe(stream: IO[Any]) -> None:
+    """Let the pipe behind ``stream`` (standard output, usually) hold PIPE_BYTES (Linux; where
+    the system refuses or has no such call, or ``stream`` is no pipe, nothing changes)."""
+    try:
+        import fcntl  # lazy: not on every system (Windows)
+
+        fd = stream.fileno()
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass
 
 
 def warn(prog: str, msg: str) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 from funes import secrets
 from funes.chunking import TIERS, Redactor, block_pieces, chunk_id
 from funes.cli._args import Parser
-from funes.cli._pipe import BadLines, open_inputs, read_records, run
+from funes.cli._pipe import BadLines, open_inputs, read_records, run, widen_pipe
 from funes.errors import UsageError
 from funes.records import (
     CHUNK_FIELDS,
@@ -78,6 +78,7 @@ def _main(args: argparse.Namespace) -> int:
     thinking = not args.no_thinking
     redact = None if args.no_redact else secrets.redact
     bad = BadLines(PROG, args.strict)
+    widen_pipe(sys.stdout)
     out = io.BufferedWriter(sys.stdout.buffer, buffer_size=1 << 16)
     with ExitStack() as stack:
         inputs = open_inputs(stack, args.files)

@@ -15,7 +15,7 @@ from contextlib import ExitStack
 
 from funes import validate
 from funes.cli._args import Parser
-from funes.cli._pipe import BadLines, open_inputs, read_records, run, warn
+from funes.cli._pipe import BadLines, open_inputs, read_records, run, warn, widen_pipe
 from funes.cli._tty import progress as bar
 from funes.errors import FunesError, UsageError
 from funes.records import Chunk, dumps
@@ -64,6 +64,7 @@ def _main(args: argparse.Namespace) -> int:
     stored = _stored_ids(args.memory) if args.skip_existing else None
     skipped = 0
     bad = BadLines(PROG, args.strict)
+    widen_pipe(sys.stdout)
     out = io.BufferedWriter(sys.stdout.buffer, buffer_size=1 << 16)
     progress = bar(None, PROG, unit="chunk")
     pending: list[bytes | Chunk] = []  # input order: raw lines to pass through, chunks to embed

@@ -16,7 +16,7 @@ from typing import Any
 
 from funes import sources
 from funes.cli._args import Parser, harness_option
-from funes.cli._pipe import run, warn
+from funes.cli._pipe import run, warn, widen_pipe
 from funes.errors import FunesError, UsageError
 from funes.records import Block, Turn, dumps
 from funes.sources import FileStats
@@ -69,6 +69,7 @@ def _main(args: argparse.Namespace) -> int:
         paths = ["-"]
     if args.harness:
         sources.get_source(args.harness)  # unknown names fail before any work
+    widen_pipe(sys.stdout)
     out = io.BufferedWriter(sys.stdout.buffer, buffer_size=1 << 16)
     total = FileStats("*")
     files = failed = 0
