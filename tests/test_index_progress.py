@@ -5,9 +5,12 @@ budget's question, once answered, leaves the screen to the bar."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import struct
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -63,3 +66,31 @@ def test_a_terminal_that_reports_no_size_still_shows_the_bar(tmp_path: Path) -> 
     os.close(master)
     assert p.wait(timeout=60) == 0
     assert "embedding: 128/300 chunks [" in term, repr(term)
+
+
+def test_a_step_line_longer_than_a_narrow_terminal_is_cut_to_fit(tmp_path: Path) -> None:
+    """On a 40-column terminal a step line of 51 characters wrapped, so each frame's `\\r`
+    went back to the start of its second row and every frame left a row behind: the line
+    is cut to the terminal's width (with `…`), for index's steps and every other spinner."""
+    code = (
+        "import time\n"
+        "from funes.cli._tty import IndexProgress, spinner\n"
+        "p = IndexProgress()\n"
+        "p.status('loading the embedding model (2,140 chunks to embed)')\n"
+        "time.sleep(0.8)\n"
+        "p.clear()\n"
+        "with spinner('searching the memory for the passages that answer it'):\n"
+        "    time.sleep(0.8)\n"
+    )
+    env = {"HOME": str(tmp_path), "COLUMNS": ""}
+    p, master = start_on_a_terminal([sys.executable, "-c", code], env)
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 20, 40, 0, 0))
+    term = read_terminal(master, timeout=60).decode("utf-8", "replace")
+    os.close(master)
+    assert p.wait(timeout=60) == 0
+    frames = [f.replace("\x1b[K", "") for f in term.split("\r")]
+    shown = [f for f in frames if f and f[0] in FRAMES]
+    assert any("loading the embedding" in f for f in shown), repr(term)
+    assert any("searching the memory" in f for f in shown), repr(term)
+    assert all(len(f) < 40 for f in frames), [f for f in frames if len(f) >= 40]
+    assert all(f.endswith("…") for f in shown), shown

@@ -46,11 +46,11 @@ def spinner(label: str, stream: IO[str] | None = None) -> Iterator[None]:
             return
         i = 0
         while not done.is_set():
-            out.write(f"\r{_FRAMES[i % len(_FRAMES)]} {label}…")
+            out.write("\r\x1b[K" + fit(f"{_FRAMES[i % len(_FRAMES)]} {label}…", out))
             out.flush()
             i += 1
             done.wait(0.1)
-        out.write("\r" + " " * (len(label) + 3) + "\r")
+        out.write("\r\x1b[K")
         out.flush()
 
     t = threading.Thread(target=spin, name="funes-spinner", daemon=True)
@@ -60,6 +60,14 @@ def spinner(label: str, stream: IO[str] | None = None) -> Iterator[None]:
     finally:
         done.set()
         t.join()
+
+
+def fit(line: str, stream: Any) -> str:
+    """``line`` cut (ending in `…`) to the columns of the terminal ``stream`` writes to, less
+    one: a line that wraps leaves a row behind at each redraw, as ``\\r`` goes back to the
+    start of its last row only."""
+    cols = _size(stream)[0] or term_cols()
+    return line if len(line) < cols else line[: max(cols - 2, 1)] + "…"
 
 
 def progress(
@@ -217,7 +225,9 @@ class IndexProgress:
             return
         i = 0
         while not stop.is_set():
-            self._out.write(f"\r\x1b[K{_FRAMES[i % len(_FRAMES)]} {self._note}…")
+            self._out.write(
+                "\r\x1b[K" + fit(f"{_FRAMES[i % len(_FRAMES)]} {self._note}…", self._out)
+            )
             self._out.flush()
             i += 1
             stop.wait(0.1)
