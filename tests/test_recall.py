@@ -148,6 +148,13 @@ def test_get_of_an_unknown_turn_is_one_clear_line(sample_memory: Path) -> None:
     )
     assert r.returncode == 1 and r.stdout == b""
     assert r.stderr.decode().startswith("funes: turn nope not found in session 5f0c2d1e")
+    # and the way on: the command that lists the session's turns, which runs as printed
+    line = r.stderr.decode().rstrip("\n")
+    assert line.count("\n") == 0 and line.endswith("` reads its turns from the first")
+    cmd = line.rsplit("`", 2)[-2].split()
+    assert cmd[:2] == ["funes", "get"]
+    shown = run_cmd(*cmd)
+    assert shown.returncode == 0 and "turn=c-1\n" in shown.stdout.decode()
 
 
 def test_status_reports_counts_agents_and_models(sample_memory: Path) -> None:

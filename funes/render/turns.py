@@ -3,6 +3,7 @@ splits stitched back together."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -78,7 +79,11 @@ def _window(
             from funes.store.sessions import no_such_session
 
             raise no_such_session(mem, session_id)
-        raise FunesError(f"turn {turn_uuid} not found in session {session_id} ({mem.label})")
+        again = f"funes get {shlex.quote(session_id)} --from 0 --memory {shlex.quote(mem.label)}"
+        raise FunesError(
+            f"turn {turn_uuid} not found in session {session_id} ({mem.label}) — `{again}` reads "
+            "its turns from the first"
+        )
     centre = min(found)
     rows = mem.session_rows(session_id, centre - width, centre + width, columns=columns)
     redaction.mask_for_serving(mem, rows, whole_blocks=True)
