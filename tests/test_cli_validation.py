@@ -125,3 +125,11 @@ def test_unknown_verbs_get_a_suggestion_only_when_one_is_close() -> None:
     r = run_cmd("funes", "update")
     assert r.returncode == 2
     assert r.stderr.decode().strip() == "funes: 'update' is not a funes verb. See `funes --help`."
+
+
+def test_a_verbs_bad_positional_is_named_as_its_help_names_it() -> None:
+    """Never argparse's internal name (`argument action: …`): the ACTION the usage shows."""
+    line = one_line(run_cmd("funes", "models", "bogus"))
+    assert line.startswith("funes: argument ACTION: invalid choice: 'bogus'"), line
+    line = one_line(run_cmd("funes", "add", "vim"))
+    assert line.startswith("funes: argument AGENT: invalid choice: 'vim'"), line

@@ -27,7 +27,14 @@ def build_parser() -> argparse.ArgumentParser:
         "files came from and a sha256 check; `fetch` downloads the optional reranker.",
         epilog="Exit status: 0 all checks pass, 1 a check or download failed.",
     )
-    p.add_argument("action", nargs="?", choices=["show", "fetch"], default="show")
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=["show", "fetch"],
+        default="show",
+        metavar="ACTION",
+        help="show (the default) or fetch",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead")
     return p
 
