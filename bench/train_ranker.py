@@ -182,6 +182,15 @@ def samples(qs: QuestionSet, searcher: Any) -> list[Sample]:
     return out
 
 
+def training_set(qs: QuestionSet, searcher: Any) -> tuple[list[Sample], list[Sample]]:
+    """The questions' samples, and the training-only copies the shipped weights are fit with
+    besides them (echo_samples, lexical_samples): what --write trains on and what
+    bench/quality.py cross-validates."""
+    ss = samples(qs, searcher)
+    echo = echo_samples(qs, searcher, ss)
+    return ss, echo + lexical_samples(qs, searcher, echo=echo)
+
+
 def pair_fold(q: dict[str, Any]) -> int | str:
     """Which pair model may score question ``q`` (bench/pair/features.py): one trained without
     its repository's fold, or, for eval-dev and the frozen fold, the one trained on every
@@ -674,10 +683,9 @@ def main() -> None:
         searcher = open_set(qs)
         for f in drop_unindexed(qs, searcher.memory):
             print(f"{qs.name}: not indexed, its questions left out: {f}", flush=True)
-        ss = samples(qs, searcher)
+        ss, extras = training_set(qs, searcher)
         print(f"{qs.name}: {len(ss)} questions, pool ceiling {pool_ceiling(ss):.3f}", flush=True)
-        echo = echo_samples(qs, searcher, ss)
-        every += ss + echo + lexical_samples(qs, searcher, echo=echo)
+        every += ss + extras
     if PAIR_HEAD:
         attach_pair(every, a.pair_root)
     frozen = [s for s in every if is_frozen(s) and not is_extra(s)]
