@@ -86,13 +86,21 @@ print(f"BLAS={threads} ENV={os.environ.get('OPENBLAS_NUM_THREADS')} GC={gc_on}",
 
 
 @pytest.mark.parametrize(
-    "argv", [["get", SESSION, "c-11", "--window", "1"], ["get", SESSION, "--from", "2"]]
+    "argv",
+    [
+        ["get", SESSION, "c-11", "--window", "1"],
+        ["get", SESSION, "--from", "2"],
+        ["sessions"],
+        ["scan", "tile", SESSION],
+        ["sketch", SESSION],
+    ],
 )
-def test_get_starts_numpy_with_one_blas_thread_and_no_cyclic_gc_leaving_the_environment(
+def test_reads_start_numpy_with_one_blas_thread_and_no_cyclic_gc_leaving_the_environment(
     argv: list[str], samples_memory: Path
 ) -> None:
     """OpenBLAS's threads (one per core) spin at numpy's import, and the collector walks the
-    imports' objects for nothing; get multiplies no matrix and makes no cycles to collect."""
+    imports' objects for nothing; get, sessions, scan and a sketch (each test's FUNES_HOME has none cached) multiply
+    no matrix and make no cycles to collect."""
     if (os.cpu_count() or 1) < 2:
         pytest.skip("one core: OpenBLAS starts one thread anyway")
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}

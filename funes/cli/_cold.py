@@ -1,5 +1,6 @@
-"""The start of a short command that reads a memory (`get`, a `status` that counts the table):
-numpy with one BLAS thread, and no cyclic garbage collection.
+"""The start of a short command that reads a memory (`get`, `sessions`, `scan`, a `sketch` not
+yet cached, a `status` that counts the table): numpy with one BLAS thread, and no cyclic
+garbage collection.
 
 - numpy's OpenBLAS starts a thread per core when numpy is imported, and those threads spin
   while they wait for work: ~0.03 s of CPU at `funes get`'s start on 2 idle cores, more on a

@@ -7,6 +7,7 @@ import sys
 
 from funes import validate
 from funes.cli._args import Parser, harness_option
+from funes.cli._cold import start_reading
 from funes.cli._pipe import run
 from funes.cli._tty import spinner
 
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    start_reading()
     # lazy: numpy (under funes.memories and the store) stays off fast commands' start-up
     from funes.memories import open_all
     from funes.render.sessions import sessions_json, sessions_text

@@ -7,6 +7,7 @@ import sys
 
 from funes import validate
 from funes.cli._args import Parser
+from funes.cli._cold import start_reading
 from funes.cli._pipe import run
 from funes.cli._tty import spinner
 from funes.hub.spec import parse_one
@@ -73,6 +74,7 @@ def _main(args: argparse.Namespace) -> int:
 def _sketch(
     memory: str | None, session_id: str, units: int, max_chars: int, lo: int | None, hi: int | None
 ) -> str:
+    start_reading()
     # lazy: numpy (under funes.memories and the store) stays off fast commands' start-up
     from funes.memories import open_one
     from funes.render.sessions import sketch_text
