@@ -33,3 +33,9 @@ def no_space(e: BaseException) -> bool:
 
 
 _SHORT_WRITE = re.compile(r"\d+ requested and \d+ written")
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1 (`1 row`, `2 rows`): how a message to the
+    user counts, never `row(s)`."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -42,7 +42,7 @@ def test_project_memory_ships_only_included_sessions(hub: HubServer, tmp_path: P
     assert "now the project memory of ana/app" in r.stdout
     assert "s1-aaaa" in r.stdout and "s2-bbbb" in r.stdout and "s9-other" not in r.stdout
     assert "chunks=3" in r.stdout and "why is the quokka cache slow?" in r.stdout
-    assert "2 session(s) of ana/app pending review; skipped 1 of other repos" in r.stdout
+    assert "2 sessions of ana/app pending review; skipped 1 of other repos" in r.stdout
     assert "funes curate: project memory of ana/app" in hub.repo("ana/proj").commits[-1].title
 
     r = ana.funes("curate", "ana/proj", "ana/other")
@@ -80,20 +80,20 @@ def test_project_memory_ships_only_included_sessions(hub: HubServer, tmp_path: P
     ana.index(session("s3-cccc", "kinkajou"))
     st = ana.funes("status", "ana/proj")
     assert st.returncode == 0, st.stderr
-    assert "pending review: 1 session(s) — run `funes curate hf://datasets/ana/proj`" in st.stdout
+    assert "pending review: 1 session — run `funes curate hf://datasets/ana/proj`" in st.stdout
     assert "project: ana/app" in st.stdout
     assert "local push: up to date" in st.stdout
     r = ana.funes("push", "ana/proj")
     assert r.returncode == 0, r.stderr
     assert "already up to date" in r.stdout
-    assert "1 session(s) on this machine pending review" in r.stdout
+    assert "1 session on this machine pending review" in r.stdout
     r = ana.funes("curate", "ana/proj")
     assert r.returncode == 0 and "s3-cccc" in r.stdout and "s2-bbbb" not in r.stdout
 
     # An included session that grew goes back to review; its new rows stay here.
     ana.index([turn("s1-aaaa", 3, "quokka: one more thing", repo="ana/app")])
     st = ana.funes("status", "ana/proj")
-    assert "pending review: 2 session(s)" in st.stdout
+    assert "pending review: 2 sessions" in st.stdout
     r = ana.funes("push", "ana/proj")
     assert r.returncode == 0 and "already up to date" in r.stdout
     r = ana.funes("curate", "ana/proj", "--include", "s1-aaaa", "s3")

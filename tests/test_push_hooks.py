@@ -209,7 +209,7 @@ def test_push_script_detaches_and_logs_each_outcome(tmp_path: Path, private_home
     held = _fake_funes(
         tmp_path,
         2,
-        "funes: hf://datasets/ana/kb: nothing published — held back 2 row(s) with secrets (github-pat×2)",
+        "funes: hf://datasets/ana/kb: nothing published — held back 2 rows with secrets (github-pat×2)",
     )
     _run_hook(tmp_path, held, fh)
     lines = _wait_for(log, 2)

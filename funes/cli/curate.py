@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import confirm
-from funes.errors import FunesError, UsageError
+from funes.errors import FunesError, UsageError, counted
 from funes.hub import receipt
 from funes.hub.push import push
 from funes.hub.remote import materialize
@@ -186,7 +186,7 @@ def _review(
         for p in ps[:3]:
             print("  > " + " ".join(p.split())[:160])
         if len(ps) > 3:
-            print(f"  … {len(ps) - 3} more prompt(s)")
+            print(f"  … {counted(len(ps) - 3, 'more prompt')}")
         sys.stdout.write("publish this session? [y]es / [n]o / [s]kip / [q]uit: ")
         sys.stdout.flush()
         answer = sys.stdin.readline()

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from funes.errors import FunesError, UsageError
+from funes.errors import FunesError, UsageError, counted
 from funes.hub import receipt, transport
 from funes.hub.card import updated_card
 from funes.hub.curate import remote_project, selection_for
@@ -110,7 +110,7 @@ def push(
     if info.state is State.MISSING:
         question = (
             f"{spec.uri} does not exist. Create it as a private dataset and publish "
-            f"{len(candidates)} chunk(s) there? [y/N] "
+            f"{counted(len(candidates), 'chunk')} there? [y/N] "
         )
         if not (create or (confirm is not None and confirm(question))):
             raise FunesError(
@@ -178,8 +178,9 @@ def push(
                 h = report.held
                 assert h is not None
                 raise NothingPublished(
-                    f"{spec.label}: nothing published — held back {len(h.held)} row(s) with "
-                    f"secrets ({h.summary()}); run `funes scrub`, then push again"
+                    f"{spec.label}: nothing published — held back "
+                    f"{counted(len(h.held), 'row')} with secrets ({h.summary()}); run "
+                    "`funes scrub`, then push again"
                 )
             before = listing(work)
             _append(local, work, send, create_table=not base)
@@ -248,7 +249,7 @@ def _guard(
         if not report.remote_chunks
         else (f"holds {report.remote_chunks} chunks, none of them from {local.label}")
     )
-    question = f"{spec.uri} {what}. Publish {len(to_push)} chunk(s) anyway? [y/N] "
+    question = f"{spec.uri} {what}. Publish {counted(len(to_push), 'chunk')} anyway? [y/N] "
     if confirm is None:
         raise FunesError(
             f"push aborted — {spec.uri} {what}; if {local.label} is the memory to publish "

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from funes.chunking import chunk_id, reassemble, split
-from funes.errors import FunesError
+from funes.errors import FunesError, counted
 from funes.ingest.backfill import load_embed
 from funes.records import CHUNK_FIELDS, Chunk
 from funes.secrets import find, redact
@@ -328,17 +328,18 @@ def describe(report: ScrubReport) -> list[str]:
         )
     if report.redacted_blocks:
         lines.append(
-            f"{would}redact {sum(report.redacted.values())} secret(s) in "
-            f"{report.redacted_blocks} block(s): {_counts(report.redacted)}"
+            f"{would}redact {counted(sum(report.redacted.values()), 'secret')} in "
+            f"{counted(report.redacted_blocks, 'block')}: {_counts(report.redacted)}"
         )
     if report.dropped_blocks:
         lines.append(
-            f"{would}drop {report.dropped_rows} row(s) in {report.dropped_blocks} block(s) that "
+            f"{would}drop {counted(report.dropped_rows, 'row')} in "
+            f"{counted(report.dropped_blocks, 'block')} that "
             f"could not be redacted safely: {_counts(report.dropped)}"
         )
     if report.changed and not report.dry_run:
         lines.append(
-            f"rewrote {report.rows_removed} row(s) as {report.rows_written}, "
+            f"rewrote {counted(report.rows_removed, 'row')} as {report.rows_written}, "
             f"re-embedded {report.embedded}; old versions removed"
         )
     if report.note:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from funes.errors import counted
+
 if TYPE_CHECKING:
     from funes.hub.curate import Session
 
@@ -27,7 +29,7 @@ def pending_text(
     )
     unknown = sum(1 for s in sessions.values() if not s.subagent and not s.repo)
     out.append(
-        f"{len(pending)} session(s) of {project} pending review; skipped {other} of other "
+        f"{counted(len(pending), 'session')} of {project} pending review; skipped {other} of other "
         f"repos and {unknown} with no repo\n"
     )
     if pending:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from funes.errors import counted
 from funes.hub.push import PushReport
 
 
@@ -20,12 +21,12 @@ def push_text(report: PushReport) -> str:
     out.extend(f"  note: {n}\n" for n in report.notes)
     if report.pending_review:
         out.append(
-            f"  {report.pending_review} session(s) on this machine pending review — "
+            f"  {counted(report.pending_review, 'session')} on this machine pending review — "
             f"run `funes curate {report.label}`\n"
         )
     if report.held is not None and report.held.held:
         out.append(
-            f"⚠ held back {len(report.held.held)} row(s) containing secrets "
+            f"⚠ held back {counted(len(report.held.held), 'row')} containing secrets "
             f"({report.held.summary()}) — run `funes scrub` to redact them, then push again\n"
         )
     return "".join(out)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from funes.errors import counted
 from funes.render.formats import neutralise, one_line
 
 if TYPE_CHECKING:
@@ -63,15 +64,16 @@ def remote_status_text(rs: RemoteStatus) -> str:
     if rs.local_label is not None:
         lines += ["", f"local index: {rs.local_label}"]
         if not rs.pending_sessions:
-            lines.append(f"local push: up to date ({rs.local_sessions} session(s))")
+            lines.append(f"local push: up to date ({counted(rs.local_sessions, 'session')})")
         else:
             lines.append(
-                f"local push: {rs.pending_sessions} of {rs.local_sessions} session(s) "
+                f"local push: {rs.pending_sessions} of {counted(rs.local_sessions, 'session')} "
                 f"pending ({rs.pending_rows} chunks) — run `funes push {rs.label}`"
             )
             if rs.held_rows:
                 lines.append(
-                    f"  {rs.held_rows} pending row(s) hold secrets ({rs.held_summary}) "
+                    f"  {counted(rs.held_rows, 'pending row')} hold{'s' if rs.held_rows == 1 else ''} secrets "
+                    f"({rs.held_summary}) "
                     "— run `funes scrub` first; push would hold them back"
                 )
             elif rs.scan_error:
@@ -80,7 +82,8 @@ def remote_status_text(rs: RemoteStatus) -> str:
             lines.append(f"project: {rs.project} (only reviewed sessions are pushed)")
         if rs.pending_review:
             lines.append(
-                f"pending review: {rs.pending_review} session(s) — run `funes curate {rs.label}`"
+                f"pending review: {counted(rs.pending_review, 'session')} — run "
+                f"`funes curate {rs.label}`"
             )
     return neutralise("\n".join(lines) + "\n")  # a remote's state comes from the Hub
 
