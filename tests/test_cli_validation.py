@@ -133,3 +133,13 @@ def test_a_verbs_bad_positional_is_named_as_its_help_names_it() -> None:
     assert line.startswith("funes: argument ACTION: invalid choice: 'bogus'"), line
     line = one_line(run_cmd("funes", "add", "vim"))
     assert line.startswith("funes: argument AGENT: invalid choice: 'vim'"), line
+
+
+@pytest.mark.parametrize(
+    ("argv", "meant"),
+    [(["add", "claud"], "claude"), (["remove", "cdex"], "codex"), (["doctor", "hermse"], "hermes"),
+     (["models", "fecth"], "fetch"), (["get", "s", "t", "--format", "agnet"], "agent")],
+)  # fmt: skip
+def test_a_misspelt_choice_names_the_one_meant(argv: list[str], meant: str) -> None:
+    line = one_line(run_cmd("funes", *argv))
+    assert f"{argv[-1]!r} (choose from " in line and f"(did you mean {meant}?)" in line, line

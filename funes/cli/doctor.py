@@ -8,6 +8,7 @@ memory's pending work. See docs/agents.md.
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from datetime import datetime
@@ -45,7 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     for a in args.agents:
         if a not in agents.names():
-            p.error(f"unknown agent {a!r} (choose from {', '.join(agents.names())})")
+            near = difflib.get_close_matches(a, agents.names(), n=1, cutoff=0.7)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            p.error(f"unknown agent {a!r} (choose from {', '.join(agents.names())}){hint}")
     return run(lambda: _main(args))
 
 
