@@ -284,6 +284,25 @@ def test_a_symlink_loop_and_an_unreadable_file_are_named_with_the_reason(tmp_pat
     )
 
 
+def test_a_file_with_no_json_at_all_is_one_line_not_one_per_line(tmp_path: Path) -> None:
+    """A file that is no transcript at all (notes saved as .jsonl, a README handed by path) is
+    refused in one line; its lines are not each listed as skipped after it (a walk-through saw
+    the refusal followed by ten `:N: malformed json — skipped` lines and `… and 98 more`)."""
+    proj = tmp_path / "projects" / "p"
+    write_jsonl(proj / "good.jsonl", [rec("u-1", 1, "the good session: capybaralatch")])
+    notes = proj / "notes.jsonl"
+    notes.write_text("".join(f"note {i}: remember the {i}th thing\n" for i in range(40)))
+    r = run_cmd("funes", "index", proj, "--yes", "--no-embed", "--memory", tmp_path / "m")
+    assert r.returncode == 0, r.stderr
+    said = [line for line in r.stderr.decode().splitlines() if "notes" in line or "more" in line]
+    assert said == [
+        f"funes: {notes} — read failed, skipping: {notes}: no JSON records (all 40 lines "
+        "unreadable)"
+    ]
+    out = r.stdout.decode()
+    assert "sessions=1" in out and "failed=1" in out and "lines_skipped" not in out, out
+
+
 def test_hostile_tree_end_to_end_no_forged_structure_reaches_an_agent(
     private_home: Path, tmp_path: Path
 ) -> None:

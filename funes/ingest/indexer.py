@@ -196,6 +196,7 @@ class _Run:
         # Streamed, turn by turn, and committed every FLUSH_CHUNKS: a huge file (a 50 MB tool
         # output) never sits in memory whole. A file that fails half-way keeps the turns read
         # before the failure (ids dedupe them when the next run retries the file).
+        failed = False
         try:
             turns = _seen(_read(parse_unit(u, stats)), seen)
             for c in chunk_turns(turns, tiers, self.opts.thinking, self.redact):
@@ -209,9 +210,12 @@ class _Run:
         except _ReadFailed as e:
             # Unreadable now: no state recorded, so the next run retries it.
             self.report.failed.append((stats.path, e.reason))
+            failed = True
             return
         finally:
-            if tiers[0] == TIERS[0]:  # a sweep reads a file once per tier: count lines once
+            # A sweep reads a file once per tier: count lines once. A file refused without one
+            # record read (no JSON at all) is its one `read failed` line, not one per line.
+            if tiers[0] == TIERS[0] and not (failed and not stats.records_kept):
                 self.report.note_lines(stats)
         self.sessions |= seen
         self.report.sessions = len(self.sessions)
