@@ -87,7 +87,7 @@ def _main(args: argparse.Namespace) -> int:
         if st.error:
             failed += 1
             warn(PROG, st.error)
-        if st.source == "codex" and (why := sources.no_turns(st)):
+        if (st.source == "codex" or st.unrecognised) and (why := sources.no_turns(st)):
             warn(PROG, f"{st.path}: {why}")
         if args.strict and (st.error or st.skipped_lines):
             raise FunesError(f"{st.path}: unreadable input (--strict)")

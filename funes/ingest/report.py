@@ -67,7 +67,7 @@ class IndexReport:
         return s
 
     def note_lines(self, stats: FileStats) -> None:
-        if stats.source == "codex" and (why := no_turns(stats)):
+        if (stats.source == "codex" or stats.unrecognised) and (why := no_turns(stats)):
             self.no_turns.append((stats.path, why))
         self.lines_skipped.update(stats.skipped)
         self.lines_repaired.update(stats.repaired)

@@ -84,6 +84,8 @@ class FileStats:
     empty: Counter[str] = field(default_factory=Counter)  # records kept but holding no content
     repaired: Counter[str] = field(default_factory=Counter)  # bad lines read anyway, by how
     error: str | None = None
+    # Read by the catch-all (Claude Code) because no source recognised its first record.
+    unrecognised: bool = False
     bad_lines: list[tuple[int, str]] = field(default_factory=list)
     repaired_lines: list[tuple[int, str]] = field(default_factory=list)
     turn_ids: set[tuple[str, str]] = field(default_factory=set, repr=False)
@@ -139,8 +141,13 @@ def no_turns(st: FileStats) -> str | None:
         return None
     seen = Counter({**st.ignored, **st.skipped})
     seen.update(st.empty)
-    kinds = ", ".join(f"{k} {n}" for k, n in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0])))
+    kinds = ", ".join(
+        f"{k if k not in ('None', '') else 'untyped'} {n}"  # a record with no type key at all
+        for k, n in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
     what = f"a {st.harness or st.source} transcript"
+    if st.unrecognised:
+        what += " (no agent's format matched its first record; docs/sources.md lists them)"
     return f"read as {what} but no turns came of its {read} records ({kinds})"
 
 

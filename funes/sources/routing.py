@@ -283,6 +283,7 @@ def parse_stream(
         raise NotATranscript(f"{path}: no JSON records (all {stats.lines} lines unreadable)")
     if src is None:
         src = sniff(first)
+        stats.unrecognised = src.sniff is not None and not src.sniff(first)
     if src.parse_records is None:
         raise UsageError(f"{path}: the {src.name} source does not read JSONL transcripts")
     stats.harness, stats.source = src.harness, src.name
