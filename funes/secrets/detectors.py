@@ -99,7 +99,7 @@ _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # OPENAI_API_KEY: a re
 # so is a pair between letters or digits (`P9V]Q{fvnoIk}fS`, `Z2<i>1cS`): a template's
 # placeholder stands alone or after a separator (`sk-{key}`, `Bearer <token>`).
 _TEMPLATE = re.compile(
-    r"(?<![A-Za-z0-9])(?:<[A-Za-z_][\w .:-]*>|\{[A-Za-z_][\w.]*\})|[$#]\{|\{\{|%\("
+    r"(?<![A-Za-z0-9=])(?:<[A-Za-z_][\w .:-]*>|\{[A-Za-z_][\w.]*\})|[$#]\{|\{\{|%\("
 )
 
 
@@ -138,9 +138,9 @@ ENTROPY_THRESHOLD = 3.0
 MIN_VALUE_LEN = 10
 
 
-# A printf conversion ends its token: `user_%s_key`, `%d`, `%-10s`; `Pz%a1Q` and `Z6%X^fl9V`
-# are passwords (a conversion does not follow a digit).
-_FORMAT_SPEC = re.compile(r"(?<![0-9])%[-#0 +]*\d*(?:\.\d+)?[sdifxXrcegu](?![A-Za-z0-9])")
+# A printf conversion ends its token: `user_%s_key`, `%d`, `%-10s`; `Pz%a1Q`, `Z6%X^fl9V` and
+# `U24O<d%c$5` are passwords (a conversion does not follow a letter or a digit).
+_FORMAT_SPEC = re.compile(r"(?<![A-Za-z0-9])%[-#0 +]*\d*(?:\.\d+)?[sdifxXrcegu](?![A-Za-z0-9])")
 _WORD_SEGMENT = re.compile(r"(?:^|(?<=[/._=:-]))[a-z]{3,}(?=$|[/._=:-])")
 _GO_TEST = re.compile(r"(?:Test|Benchmark|Example|Fuzz)[A-Z][A-Za-z0-9_]*(?:/|$)")
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
@@ -234,7 +234,7 @@ def looks_secret(value: str, min_len: int = MIN_VALUE_LEN, digitless_ok: bool = 
     """
     if len(value) < min_len or is_placeholder(value):
         return False
-    if _PATHLIKE.match(value):
+    if _PATHLIKE.match(value) and not _slash_base64(value):
         return False
     if not (_HAS_DIGIT.search(value) or (digitless_ok and _MIXED_CASE.search(value))):
         return False
@@ -245,6 +245,14 @@ def looks_secret(value: str, min_len: int = MIN_VALUE_LEN, digitless_ok: bool = 
     if _BASE58_PUBKEY.fullmatch(value) or _VERSION_PIN.match(value):
         return False
     return entropy(value) >= ENTROPY_THRESHOLD
+
+
+_BASE64_VALUE = re.compile(r"/[A-Za-z0-9+/]{19,}={0,2}")
+
+
+def _slash_base64(value: str) -> bool:
+    """Base64 that happens to start with `/` (`/RZ3cGXQPNUvzwP14amzRlIzu5G6…=`), not a path."""
+    return _BASE64_VALUE.fullmatch(value) is not None and credential_mix(value)
 
 
 # `v2.2.1@29824e69…`: an action or package pinned to a commit
@@ -859,6 +867,19 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
     return (start, end, "labelled-value") if ok else None
 
 
+def _generated(value: str) -> bool:
+    """A mix no name or word has: cases and a number not in a word (`T6k%Cwt62HB<BaN`), or a
+    digit and a password's punctuation inside."""
+    if _REGEX_SYNTAX.search(value):
+        return False  # `tp-[a-z0-9]+`: a pattern
+    return credential_mix(value) or bool(
+        _HAS_DIGIT.search(value) and _PASSWORD_PUNCT.search(value, 1, len(value) - 1)
+    )
+
+
+_REGEX_SYNTAX = re.compile(r"[A-Za-z0-9]-[A-Za-z0-9]\]|\\[dDwWsSb]|\{\d+(?:,\d*)?\}")
+
+
 _OPENERS = {")": "(", "]": "[", "}": "{", ">": "<"}
 _TRAILING = ".,;:!?&|'\"`"
 # Where an unquoted value stops being one: the next field of a query string, a form body or a
@@ -871,7 +892,11 @@ def _trim_value(text: str, start: int, end: int) -> tuple[int, int] | None:
     punctuation or closing brackets the value did not open (`f(key=abc123)`, `…abc123.`)."""
     field = _NEXT_FIELD.search(text, start, end)
     if field is not None:
-        end = field.start()
+        head = text[start : field.start()]
+        # `O2TCD*K;Rj=RUvTk`, `N60&fvV=S0Hd…`: a generated head too short to be a value on its
+        # own runs on through what only looks like a next field
+        if not (len(head) < PROSE_MIN_LEN and _generated(head)):
+            end = field.start()
     while start < end and text[start] in "([{<`\"'":
         start += 1
     while end > start:
@@ -1020,7 +1045,9 @@ def _byte_array(value: str) -> bool:
 
 # `$PASS`, `${PASS}`, `$(cat f)`, `%PASS%`, `{{ x }}`; inside a value a `$` before lowercase
 # letters is a character of a password (`E6QcxBd;$lpsh1O`), not a shell variable
-_SHELL_REF = re.compile(r"^[$%]|\$[{(]|\$[A-Z_][A-Z0-9_]{2,}(?![a-z])|%[A-Za-z_]\w*%|\{\{")
+_SHELL_REF = re.compile(
+    r"^[$%]|\$[{(]|\$[A-Z_][A-Z0-9_]{2,}(?![A-Za-z0-9])|%[A-Za-z_][A-Za-z0-9_]{2,}%|\{\{"
+)
 
 
 def _cli_password(value: str) -> bool:
