@@ -319,7 +319,7 @@ _PLAIN_WORD = re.compile(r"[a-z]+|[0-9]{1,4}")
 # A label in prose or markdown, then the value in backticks or quotes within a few characters:
 # "API key `…`", "**Secret Key**: `…`", "the user's provided key (`…`)", "token is '…'".
 _LABEL_TAIL = (
-    r"s?(?![a-z0-9_])(?:\*\*|__)?[ \t]*(?::|=|\bis\b|\bwas\b|->|→)?[ \t]*(?:\*\*)?[ \t]*\(?"
+    r"s?(?![a-z0-9_])(?:\*\*|__|`)?[ \t]*(?::|=|\bis\b|\bwas\b|\bto\b|->|→)?[ \t]*(?:\*\*)?[ \t]*\(?"
     r"(?:`(?P<l1>[^\s`]{8,512})`|\"(?P<l2>[^\s\"\\]{8,512})\"|'(?P<l3>[^\s'\\]{8,512})'"
     r"|“(?P<l4>[^\s”]{8,512})”|‘(?P<l5>[^\s’]{8,512})’)"
 )
@@ -376,7 +376,9 @@ _PROSE = re.compile(
     + "|".join(map(re.escape, sorted(_PROSE_NAMES, key=len, reverse=True)))
     + ")(?![a-z0-9_])"
     r"(?:(?:[ \t]+[^\s\"'`\\{}\[\]<>=:]{1,24}){0,4}?[ \t]*(?P<verb>" + _PROSE_VERBS + r")[ \t]*"
-    r"|[ \t]+)[\"'`(]?"
+    r"|[ \t]+"
+    # a word or two and no verb (`пароль от базы …`): only a generated mix is taken
+    r"|(?P<words>(?:[ \t]+[^\s\"'`\\{}\[\]<>=:]{1,24}){1,2})[ \t]+)[\"'`(]?"
     # printable ASCII but quotes, backticks and backslashes (a JSON escape ends the value)
     r"(?P<p>[!#-&(-\[\]-_a-~]{8,256})"
 )
@@ -853,12 +855,14 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
         )
         return (start, end, "secret-assignment") if ok else None
     if kind == "p" and (
-        not _prose_value(value, m.group("verb") is not None) or _code(text, start, end, "")
+        not _prose_value(value, m.group("verb") is not None)
+        or _code(text, start, end, "")
+        or (m.group("words") is not None and not _generated(value))
     ):
         return None
     ok = (
         # a prose value passed `_prose_value`'s length (12 after a verb); a quoted one needs 16
-        looks_secret(value, PROSE_MIN_LEN if kind == "p" else LABELLED_MIN_LEN)
+        looks_secret(value, PROSE_MIN_LEN if kind == "p" or _generated(value) else LABELLED_MIN_LEN)
         and entropy(value) >= _labelled_entropy(value)
         and not _DOTTED_NAME.fullmatch(value)
         and not _IDENTIFIER.fullmatch(value)  # a UUID or a commit: prose names them
@@ -916,7 +920,7 @@ PROSE_MIN_LEN_BARE = 16  # no verb between the name and the value
 
 def _prose_value(value: str, verb: bool) -> bool:
     # with no verb, 16 characters — or 12 in a generated mix (`password K157ic@SPp#blA`)
-    if len(value) < (PROSE_MIN_LEN if verb or credential_mix(value) else PROSE_MIN_LEN_BARE):
+    if len(value) < (PROSE_MIN_LEN if verb or _generated(value) else PROSE_MIN_LEN_BARE):
         return False
     if not looks_secret(value, PROSE_MIN_LEN) or _DOTTED_NAME.fullmatch(value):
         return False
