@@ -302,7 +302,9 @@ _ASSIGN_TAIL = (
     r"s?(?:_base)?(?![a-z0-9_])"  # `secret_key_base` (Rails) too
     # the name's closing quote in JSON/YAML, maybe JSON-escaped, and bracket (`env["KEY"] =`)
     r"(?:(?:\\?[\"'])?\]?"
-    r"(?P<sep>[ \t]*(?::=|=>|=|:(?!:)|%3d)[ \t]*)"  # `a::b` is a path, not `a: :b`
+    r"(?P<sep>[ \t]*(?::=|=>|=|:(?!:)|%3d)[ \t]*"  # `a::b` is a path, not `a: :b`
+    # `db_pass     C2IG?sN6…` in a two-column table: the value ends its line
+    r"|[ \t]{2,}(?=[^\s\\]+[ \t]*(?:\r?\n|\\[rn]|$)))"
     # a quoted name, a comma, a quoted value: `define('DB_PASSWORD', '…')`, `getenv("KEY", "…")`
     r"|\\?[\"'][ \t]*,[ \t]*(?=\\?[\"']))"
     # a value ends at whitespace or its closing quote, not at punctuation: `#`, `(`, `;`, `&`…
@@ -848,6 +850,11 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
         return start, end, named
     if g == "v4" and _code(text, start, end, (m.group("sep") or "").strip()):
         return None
+    if kind == "v" and m.group("sep") is not None and not m.group("sep").strip():
+        # a two-column table (`db_pass     …`): only a generated value, not a type name
+        # (`RESTAWSAccountKeyConfig`) or a date (`2025-12-31T23:59:59Z`)
+        ok = looks_secret(value) and (_generated(value) or entropy(value) >= 3.5)
+        return (start, end, "secret-assignment") if ok else None
     if kind == "v":
         # a long random mixed-case value needs no digit (`qrBpqDsoaQHuZcKMNAfRkuPN`)
         ok = looks_secret(
