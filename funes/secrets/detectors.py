@@ -1480,7 +1480,7 @@ def _merge(cands: list[Cand]) -> list[Finding]:
 # --- views: a token wrapped over two lines, base64 decoded -----------------------------------
 
 # A line break inside a token: a newline (or the `\n` of JSON-escaped text) and indentation.
-_BREAK = re.compile(r"(?:\r?\n|\\r?\\n)[ \t]*")
+_BREAK = re.compile(r"(?:\\?\r?\n|(?:\\\\)?\\r?\\n)[ \t]*")  # `…\` continues a shell line
 _CONTINUATION = re.compile(r"[A-Za-z0-9_+/=.~-]{4,512}")
 _LINE_END = re.compile(r"[ \t]*(?:$|\r?\n|\\[rn])")
 
