@@ -1408,6 +1408,14 @@ def find(text: str) -> list[Finding]:
         _wrapped(text, hits, cands)
     if not present.isdisjoint(_B64_HINTS) or "LS0tLS1" in text:
         _decoded(text, cands)
+    if "---" in text and "|" in text:
+        _tables(text, cands)
+    if (
+        text.lstrip()[:1] == "["
+        and _BARE_KEYPAIR.fullmatch(text.strip())
+        and _byte_array(text.strip())
+    ):
+        cands.append((text.index("["), text.rindex("]") + 1, 5, "crypto-private-key"))
     if not cands:
         return []
     if "\n" in text:
@@ -1475,6 +1483,65 @@ def _merge(cands: list[Cand]) -> list[Finding]:
             cs, ce, cp, cd = s, e, p, d
     out.append(Finding(cd, cs, ce))
     return out
+
+
+# --- markdown tables and bare key files -----------------------------------------------------
+
+# A wallet's keypair file shown alone (the output of `cat ~/.config/solana/id.json`)
+_BARE_KEYPAIR = re.compile(r"\[[ \t]*\d{1,3}(?:[ \t]*,[ \t]*\d{1,3}){63}[ \t]*\]")
+_TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?$", re.M)
+_SECRET_CELL = re.compile(r"(?i)pass(?:w(?:or)?d)?\b|passwd|secret|token|api[ _-]?key|\bkey\b|credential")
+_NOT_VALUE_CELL = re.compile(r"(?i)name|public|type|descr|purpose|where|env|var|format|prefix|scope")
+
+
+def _cells(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    """The spans of a table row's cells (between pipes, spaces and backticks trimmed)."""
+    line = text[a:b]
+    bars = [i for i, c in enumerate(line) if c == "|"]
+    if line.strip()[:1] != "|":
+        bars.insert(0, -1)
+    if line.strip()[-1:] != "|":
+        bars.append(len(line))
+    out = []
+    for x, y in zip(bars, bars[1:], strict=False):
+        cell = line[x + 1 : y]
+        lead = len(cell) - len(cell.lstrip(" \t`"))
+        out.append((a + x + 1 + lead, a + x + 1 + len(cell.rstrip(" \t`"))))
+    return out
+
+
+def _tables(text: str, cands: list[Cand]) -> None:
+    """Markdown tables: a value in a column headed as a secret (`| service | password |`), or
+    in the cell after one that names it (`| DB_PASSWORD | … |`)."""
+    for rule in _TABLE_RULE.finditer(text):
+        h1 = text.rfind("\n", 0, max(rule.start() - 1, 0)) + 1
+        header = _cells(text, h1, max(rule.start() - 1, h1))
+        secret_cols = {
+            k for k, (a, b) in enumerate(header)
+            if _SECRET_CELL.search(text, a, b) and not _NOT_VALUE_CELL.search(text, a, b)
+        }  # fmt: skip
+        pos = rule.end() + 1
+        while pos < len(text):
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end
+            if "|" not in text[pos:end]:
+                break
+            row = _cells(text, pos, end)
+            for k, (a, b) in enumerate(row):
+                named = k in secret_cols or (
+                    k > 0 and _SECRET_CELL.search(text, *row[k - 1])
+                    and not _NOT_VALUE_CELL.search(text, *row[k - 1])
+                )  # fmt: skip
+                value = text[a:b]
+                if (
+                    named
+                    and b - a >= 8
+                    and value.split() == [value]
+                    and not is_placeholder(value)
+                    and (looks_secret(value) or _generated(value))
+                ):
+                    cands.append((a, b, 40, "secret-assignment"))
+            pos = end + 1
 
 
 # --- views: a token wrapped over two lines, base64 decoded -----------------------------------
