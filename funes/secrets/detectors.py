@@ -99,7 +99,9 @@ _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # OPENAI_API_KEY: a re
 # so is a pair between letters or digits (`P9V]Q{fvnoIk}fS`, `Z2<i>1cS`): a template's
 # placeholder stands alone or after a separator (`sk-{key}`, `Bearer <token>`).
 _TEMPLATE = re.compile(
-    r"(?<![A-Za-z0-9=])(?:<[A-Za-z_][\w .:-]*>|\{[A-Za-z_][\w.]*\})|[$#]\{|\{\{|%\("
+    r"(?<![A-Za-z0-9=])(?:<[A-Za-z_][\w .:-]*>|\{[A-Za-z_][\w.]*\})"
+    # closed: `${` inside `Dfozjm35${0Iyu` and `%(` inside `pSN3%(G*gf7` are a password's
+    r"|[$#]\{[^}\s]*\}|\{\{.*\}\}|%\([A-Za-z_]\w*\)"
 )
 
 
@@ -140,7 +142,9 @@ MIN_VALUE_LEN = 10
 
 # A printf conversion ends its token: `user_%s_key`, `%d`, `%-10s`; `Pz%a1Q`, `Z6%X^fl9V` and
 # `U24O<d%c$5` are passwords (a conversion does not follow a letter or a digit).
-_FORMAT_SPEC = re.compile(r"(?<![A-Za-z0-9])%[-#0 +]*\d*(?:\.\d+)?[sdifxXrcegu](?![A-Za-z0-9])")
+_FORMAT_SPEC = re.compile(
+    r"(?:^|(?<=[\s_./=:'\"-]))%[-#0 +]*\d*(?:\.\d+)?[sdifxXrcegu](?![A-Za-z0-9])"
+)
 _WORD_SEGMENT = re.compile(r"(?:^|(?<=[/._=:-]))[a-z]{3,}(?=$|[/._=:-])")
 _GO_TEST = re.compile(r"(?:Test|Benchmark|Example|Fuzz)[A-Z][A-Za-z0-9_]*(?:/|$)")
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
@@ -906,7 +910,10 @@ def _trim_value(text: str, start: int, end: int) -> tuple[int, int] | None:
         head = text[start : field.start()]
         # `O2TCD*K;Rj=RUvTk`, `N60&fvV=S0Hd…`: a generated head too short to be a value on its
         # own runs on through what only looks like a next field
-        if not (len(head) < PROSE_MIN_LEN and _generated(head)):
+        # …and so does one cut at `;` or `,` when the whole is a generated mix
+        # (`qgjn;L5OE7ueIz=H5SEG`); never at `&`, which joins a query string's fields
+        whole = text[field.start()] in ";,|" and credential_mix(text[start:end])
+        if not (len(head) < PROSE_MIN_LEN and (_generated(head) or whole)):
             end = field.start()
     while start < end and text[start] in "([{<`\"'":
         start += 1
