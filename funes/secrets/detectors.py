@@ -374,7 +374,7 @@ _PROSE_NAMES: tuple[str, ...] = (
 )  # fmt: skip
 _PROSE_VERBS = (
     r"\bis\b|\bwas\b|\best\b|\bétait\b|\bist\b|\blautet\b|\bwar\b|\bes\b|\bera\b|é"
-    r"|это|是|为|為|は|が|는|은|이|가|:|：|=|->|→|—|–"
+    r"|это|是|为|為|は|が|는|은|이|가|:|：|->|→|—|–"
     r"|è|\bto\b|\bjest\b|är|هي|है"
 )
 _PROSE = re.compile(
@@ -382,6 +382,9 @@ _PROSE = re.compile(
     + "|".join(map(re.escape, sorted(_PROSE_NAMES, key=len, reverse=True)))
     + ")(?![a-z0-9_])"
     r"(?:(?:[ \t]+[^\s\"'`\\{}\[\]<>=:]{1,24}){0,4}?[ \t]*(?P<verb>" + _PROSE_VERBS + r")[ \t]*"
+    # `=` right after the name, or after words with a space before it: in `Passwort
+    # jIX8Hu=j38a…` the `=` is the password's
+    r"|(?P<eq>(?:(?:[ \t]+[^\s\"'`\\{}\[\]<>=:]{1,24}){1,4}?[ \t]+|[ \t]*)=)[ \t]*"
     r"|[ \t]+"
     # a word or two and no verb (`пароль от базы …`): only a generated mix is taken
     r"|(?P<words>(?:[ \t]+[^\s\"'`\\{}\[\]<>=:]{1,24}){1,2})[ \t]+)[\"'`(]?"
@@ -866,7 +869,7 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
         )
         return (start, end, "secret-assignment") if ok else None
     if kind == "p" and (
-        not _prose_value(value, m.group("verb") is not None)
+        not _prose_value(value, m.group("verb") is not None or m.group("eq") is not None)
         or _code(text, start, end, "")
         or (m.group("words") is not None and not _generated(value))
     ):
@@ -938,9 +941,12 @@ def _prose_value(value: str, verb: bool) -> bool:
         return False
     if not looks_secret(value, PROSE_MIN_LEN) or _DOTTED_NAME.fullmatch(value):
         return False
-    if _IDENTIFIER.fullmatch(value) or _HASH_REF.match(value):
+    if _IDENTIFIER.fullmatch(value) or _HASH_REF.match(value) or _FIELD.match(value):
         return False
     return entropy(value) >= min(_labelled_entropy(value), 3.2)
+
+
+_FIELD = re.compile(r"[a-z_]{2,}=")  # `method=password ip=192.168.1.100`: the next field
 
 
 def _labelled_entropy(value: str) -> float:
