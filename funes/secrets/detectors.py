@@ -1002,7 +1002,7 @@ def _code(text: str, start: int, end: int, sep: str) -> bool:
         # …unless what follows the bracket is random too (`boglhan0[SwEOl1q0`): arguments and
         # type parameters are names (`make_key(user`, `HashMap<i32`, `Vec<Uint8Array`)
         rest = text[call.end() : end]
-        if len(rest) < 6 or not credential_mix(rest):
+        if (len(rest) < 6 or not credential_mix(rest)) and not _scrambled(text[start:end]):
             return True
     if text[end : end + 1] in ("(", "["):
         return True
@@ -1016,6 +1016,43 @@ def _code(text: str, start: int, end: int, sep: str) -> bool:
 _ENV_LINE = re.compile(r"[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*=")
 # `f(`, `a.b::c[`, `Vec<`, a macro `dec!(`, optional chaining `apiKey?.substring(`
 _CALL = re.compile(r"([A-Za-z_$][\w$]*(?:(?:\.|::|\?\.)[A-Za-z_$][\w$]*)*)!?[(\[<]")
+
+
+_BRACKET = re.compile(r"[(\[{<)\]}>]")
+_CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def _scrambled(value: str) -> bool:
+    """Brackets no code writes, in a value of digits and both cases: one closed by another
+    kind (`ZSWn(NuK}99K~xRS`), letters after the last closer (`yo(ABXvCGm|rvi1)cyoWy`), or one
+    left open after a head that is no name and before a last letter or digit
+    (`bPS(imuzwh(wbUa^l1`). Code cut at a space ends at a comma or after a name
+    (`SigningKey::from_bytes(&[0u8;`, `Math.max(0,`, `HashMap<u32`)."""
+    if not (_HAS_DIGIT.search(value) and value.lower() != value and value.upper() != value):
+        return False
+    stack: list[str] = []
+    last = 0
+    for m in _BRACKET.finditer(value):
+        c = m.group()
+        if c in _CLOSERS:
+            stack.append(_CLOSERS[c])
+        elif not stack or stack.pop() != c:
+            return True
+        last = m.end()
+    if not stack:
+        return any(c.isalnum() for c in value[last:])
+    head = _CALL.match(value)
+    return (
+        value[-1].isalnum()
+        and head is not None
+        and not any(c in head.group(1) for c in ".:_")
+        and not _camel_words(head.group(1))
+        and not _NAME_WORDS.fullmatch(head.group(1))
+    )
+
+
+# `HashMap`, `getToken`, `Vec`, `sha256`: a head made of words of three letters or more
+_NAME_WORDS = re.compile(r"(?:[a-z]{3,}|[A-Z][a-z]{2,})(?:[A-Z][a-z]{2,})*\d*")
 
 
 # `S8(Wz…`, `K7[Kew…`, `J0eC7l[y6…`: a capital and a digit start a generated value, not a name
