@@ -99,9 +99,9 @@ _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # OPENAI_API_KEY: a re
 # so is a pair between letters or digits (`P9V]Q{fvnoIk}fS`, `Z2<i>1cS`): a template's
 # placeholder stands alone or after a separator (`sk-{key}`, `Bearer <token>`).
 _TEMPLATE = re.compile(
-    r"(?<![A-Za-z0-9=])(?:<[A-Za-z_][\w .:-]*>|\{[A-Za-z_][\w.]*\})"
+    r"(?:^|(?<=[\s/:._@\"'`-]))(?:<[A-Za-z_][\w .:-]*>|\{[A-Za-z_][\w.]*\})"
     # closed: `${` inside `Dfozjm35${0Iyu` and `%(` inside `pSN3%(G*gf7` are a password's
-    r"|[$#]\{[^}\s]*\}|\{\{.*\}\}|%\([A-Za-z_]\w*\)"
+    r"|[$#]\{[^}\s]*\}|\{\{.*\}\}|%\([A-Za-z_]\w*\)[sdifrx]"
 )
 
 
@@ -1008,7 +1008,7 @@ def _code(text: str, start: int, end: int, sep: str) -> bool:
         return True
     if sep == "=" and text[start - 1] == "=":
         return False
-    if text[start] == "_":
+    if text[start] == "_" and not credential_mix(text[start:end]):
         return True
     return sep != ":" and _DOTTED_NAME.fullmatch(text, start, end) is not None
 
@@ -1104,11 +1104,9 @@ def _byte_array(value: str) -> bool:
     return len(nums) in (32, 64) and max(nums) <= 255 and len(set(nums)) >= 16
 
 
-# `$PASS`, `${PASS}`, `$(cat f)`, `%PASS%`, `{{ x }}`; inside a value a `$` before lowercase
-# letters is a character of a password (`E6QcxBd;$lpsh1O`), not a shell variable
-_SHELL_REF = re.compile(
-    r"^[$%]|\$[{(]|\$[A-Z_][A-Z0-9_]{2,}(?![A-Za-z0-9])|%[A-Za-z_][A-Za-z0-9_]{2,}%|\{\{"
-)
+# `$PASS`, `${PASS}`, `$(cat f)`, `%PASS%`, `{{ x }}`; inside a value a `$` not closing a
+# `${…}` or `$(…)` is a character of a password (`E6QcxBd;$lpsh1O`, `WyayU$T7BR*K`)
+_SHELL_REF = re.compile(r"^[$%]|\$\{[^}\s]*\}|\$\([^)\s]*\)|%[A-Za-z_][A-Za-z0-9_]{2,}%|\{\{")
 
 
 def _cli_password(value: str) -> bool:
