@@ -244,7 +244,11 @@ def looks_secret(value: str, min_len: int = MIN_VALUE_LEN, digitless_ok: bool = 
         return False
     if not _HAS_ALPHA.search(value):
         return False
-    if _FORMAT_SPEC.search(value) or _wordy(value):
+    if _FORMAT_SPEC.search(value):
+        return False
+    # words a name is made of; a password's punctuation among them makes it generated
+    # (`xumfPkxiN~)ZP5^6Rdcac`, `219LE*5ggrujo`)
+    if _wordy(value) and not _STRONG_PUNCT.search(value, 1, len(value) - 1):
         return False
     if _BASE58_PUBKEY.fullmatch(value) or _VERSION_PIN.match(value):
         return False
@@ -258,6 +262,9 @@ def _slash_base64(value: str) -> bool:
     """Base64 that happens to start with `/` (`/RZ3cGXQPNUvzwP14amzRlIzu5G6…=`), not a path."""
     return _BASE64_VALUE.fullmatch(value) is not None and credential_mix(value)
 
+
+# between two letters or digits, where no name, path, link or address puts it
+_STRONG_PUNCT = re.compile(r"(?<=[A-Za-z0-9])[#%()\[\]{}<>!$^*~?|](?=[A-Za-z0-9])")
 
 # `v2.2.1@29824e69…`: an action or package pinned to a commit
 _VERSION_PIN = re.compile(r"v?\d+(?:\.\d+)*@[0-9a-f]{7,40}\b")
