@@ -912,6 +912,16 @@ _TRAILING = ".,;:!?&|'\"`"
 _NEXT_FIELD = re.compile(r"(?:[&;,|]|%26)[A-Za-z_][\w.-]{0,40}(?:=|:|%3[dD])")
 
 
+def _in_query(text: str, start: int) -> bool:
+    """The value at ``start`` is a field of a query string or a form (`?a=1&password=…`)."""
+    i = start
+    while i > 0 and text[i - 1] in "=: \t\"'":
+        i -= 1
+    while i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_.-"):
+        i -= 1
+    return i > 0 and text[i - 1] in "?&"
+
+
 def _trim_value(text: str, start: int, end: int) -> tuple[int, int] | None:
     """An unquoted value's span without what follows it: the next field, and trailing
     punctuation or closing brackets the value did not open (`f(key=abc123)`, `…abc123.`)."""
@@ -922,7 +932,9 @@ def _trim_value(text: str, start: int, end: int) -> tuple[int, int] | None:
         # own runs on through what only looks like a next field
         # …and so does one cut at `;` or `,` when the whole is a generated mix
         # (`qgjn;L5OE7ueIz=H5SEG`); never at `&`, which joins a query string's fields
-        whole = text[field.start()] in ";,|" and credential_mix(text[start:end])
+        whole = credential_mix(text[start:end]) and (
+            text[field.start()] in ";,|" or not _in_query(text, start)
+        )
         if not (len(head) < PROSE_MIN_LEN and (_generated(head) or whole)):
             end = field.start()
     while start < end and text[start] in "([{<`\"'":
