@@ -878,7 +878,7 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
     if kind == "p" and (
         not _prose_value(value, m.group("verb") is not None or m.group("eq") is not None)
         or _code(text, start, end, "")
-        or (m.group("words") is not None and not _generated(value))
+        or (m.group("words") is not None and not (_generated(value) or _long_mixed(value)))
     ):
         return None
     ok = (
@@ -890,6 +890,16 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
         and not _HASH_REF.match(value)  # `sha256[:8]=ea46ca9a`: a digest quoted to name a key
     )
     return (start, end, "labelled-value") if ok else None
+
+
+def _long_mixed(value: str) -> bool:
+    """Sixteen characters or more of both cases and digits (`1NeakgFVIDpnvc2Xn`)."""
+    return (
+        len(value) >= 16
+        and value.lower() != value
+        and value.upper() != value
+        and bool(_HAS_DIGIT.search(value))
+    )
 
 
 def _generated(value: str) -> bool:
