@@ -867,7 +867,9 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
     if kind == "v" and m.group("sep") is not None and not m.group("sep").strip():
         # a two-column table (`db_pass     …`): only a generated value, not a type name
         # (`RESTAWSAccountKeyConfig`) or a date (`2025-12-31T23:59:59Z`)
-        ok = looks_secret(value) and (_generated(value) or entropy(value) >= 3.5)
+        ok = (len(value) >= MIN_VALUE_LEN and not is_placeholder(value) and _generated(value)) or (
+            looks_secret(value) and entropy(value) >= 3.5
+        )
         return (start, end, "secret-assignment") if ok else None
     if kind == "v":
         # a long random mixed-case value needs no digit (`qrBpqDsoaQHuZcKMNAfRkuPN`)
@@ -970,7 +972,10 @@ def _prose_value(value: str, verb: bool) -> bool:
         return False
     if not looks_secret(value, PROSE_MIN_LEN) or _DOTTED_NAME.fullmatch(value):
         return False
-    if _IDENTIFIER.fullmatch(value) or _HASH_REF.match(value) or _FIELD.match(value):
+    if _IDENTIFIER.fullmatch(value) or _HASH_REF.match(value):
+        return False
+    field = _FIELD.match(value)
+    if field is not None and not _generated(value[field.end() :]):
         return False
     return entropy(value) >= min(_labelled_entropy(value), 3.2)
 
@@ -1567,8 +1572,12 @@ def _merge(cands: list[Cand]) -> list[Finding]:
 # A wallet's keypair file shown alone (the output of `cat ~/.config/solana/id.json`)
 _BARE_KEYPAIR = re.compile(r"\[[ \t]*\d{1,3}(?:[ \t]*,[ \t]*\d{1,3}){63}[ \t]*\]")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?$", re.M)
-_SECRET_CELL = re.compile(r"(?i)pass(?:w(?:or)?d)?\b|passwd|secret|token|api[ _-]?key|\bkey\b|credential")
-_NOT_VALUE_CELL = re.compile(r"(?i)name|public|type|descr|purpose|where|env|var|format|prefix|scope")
+_SECRET_CELL = re.compile(
+    r"(?i)pass(?:w(?:or)?d)?\b|passwd|secret|token|api[ _-]?key|\bkey\b|credential"
+)
+_NOT_VALUE_CELL = re.compile(
+    r"(?i)name|public|type|descr|purpose|where|env|var|format|prefix|scope"
+)
 
 
 def _cells(text: str, a: int, b: int) -> list[tuple[int, int]]:
