@@ -18,6 +18,7 @@ the name, which is what makes a redacted transcript still answer "where did we s
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -1589,7 +1590,7 @@ def _cells(text: str, a: int, b: int) -> list[tuple[int, int]]:
     if line.strip()[-1:] != "|":
         bars.append(len(line))
     out = []
-    for x, y in zip(bars, bars[1:], strict=False):
+    for x, y in itertools.pairwise(bars):
         cell = line[x + 1 : y]
         lead = len(cell) - len(cell.lstrip(" \t`"))
         out.append((a + x + 1 + lead, a + x + 1 + len(cell.rstrip(" \t`"))))
