@@ -850,7 +850,9 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
         return None
     kind = g[0]  # v: assigned, l: labelled (quoted after a label), p: plain prose
     if kind in "vp" and g not in ("v1", "v2", "v3"):
-        trimmed = _trim_value(text, start, end)
+        # a two-column table's value ends its line: it has no next field
+        table = "sep" in groups and m.group("sep") is not None and not m.group("sep").strip()
+        trimmed = _trim_value(text, start, end, fields=not table)
         if trimmed is None:
             return None
         start, end = trimmed
@@ -935,10 +937,10 @@ def _in_query(text: str, start: int) -> bool:
     return i > 0 and text[i - 1] in "?&"
 
 
-def _trim_value(text: str, start: int, end: int) -> tuple[int, int] | None:
+def _trim_value(text: str, start: int, end: int, fields: bool = True) -> tuple[int, int] | None:
     """An unquoted value's span without what follows it: the next field, and trailing
     punctuation or closing brackets the value did not open (`f(key=abc123)`, `…abc123.`)."""
-    field = _NEXT_FIELD.search(text, start, end)
+    field = _NEXT_FIELD.search(text, start, end) if fields else None
     if field is not None:
         head = text[start : field.start()]
         # `O2TCD*K;Rj=RUvTk`, `N60&fvV=S0Hd…`: a generated head too short to be a value on its
