@@ -24,6 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from funes.secrets import crypto
 from funes.secrets.providers import NAMED, PROVIDERS, Named, Provider
@@ -1491,16 +1492,17 @@ def find(text: str) -> list[Finding]:
     hits, present = _scan(text, lowered, cands)
     if hits:
         _wrapped(text, hits, cands)
-    if not present.isdisjoint(_B64_HINTS) or "LS0tLS1" in text:
+    # `-----` in base64 at each of its alignments: a PEM's marker, maybe in a chunk of one
+    if not present.isdisjoint(_B64_HINTS) or any(d in text for d in _DASHES_B64):
         _decoded(text, cands)
     if "---" in text and "|" in text:
         _tables(text, cands)
-    if (
-        text.lstrip()[:1] == "["
-        and _BARE_KEYPAIR.fullmatch(text.strip())
-        and _byte_array(text.strip())
-    ):
-        cands.append((text.index("["), text.rindex("]") + 1, 5, "crypto-private-key"))
+    if "\n" in text:
+        _key_body(text, cands)
+        if "-----END " in text:
+            _key_tail(text, cands)
+    if "[" in text:
+        _bare_keypairs(text, cands)
     if not cands:
         return []
     if "\n" in text:
@@ -1581,6 +1583,61 @@ _SECRET_CELL = re.compile(
 _NOT_VALUE_CELL = re.compile(
     r"(?i)name|public|type|descr|purpose|where|env|var|format|prefix|scope"
 )
+
+
+# Lines of a key's base64 body with no BEGIN marker in sight: a chunk cut from the middle of
+# a PEM or OpenSSH key (a memory written without redaction is split before it is pushed)
+_B64_LINES = (
+    r"(?:(?:[A-Za-z0-9+/]{64}(?:\r?\n|\\n)){3,}[A-Za-z0-9+/]{0,64}"
+    r"|(?:[A-Za-z0-9+/]{70}(?:\r?\n|\\n)){3,}[A-Za-z0-9+/]{0,70})={0,2}"
+)
+_KEY_BODY = re.compile(r"(?:\n|\\n)(" + _B64_LINES + ")")
+_KEY_BODY_START = re.compile(r"(?:[A-Za-z0-9+/]{1,70}(?:\r?\n|\\n))?(" + _B64_LINES + ")")
+
+
+def _key_body(text: str, cands: list[Cand]) -> None:
+    for m in (_KEY_BODY_START.match(text), *_KEY_BODY.finditer(text)):
+        if m is not None and credential_mix(m.group(1)):
+            cands.append((m.start(), m.end(), 1, "private-key"))
+
+
+_KEY_END = re.compile(r"-----END " + _PEM_LABEL + r"-----")
+_BODY_LINE = re.compile(r"[A-Za-z0-9+/=]{8,}[ \t]*$")
+
+
+def _key_tail(text: str, cands: list[Cand]) -> None:
+    """The end of a key whose BEGIN line is not in the text (a chunk that starts inside it):
+    the base64 lines before its END marker."""
+    for m in _KEY_END.finditer(text):
+        lines = re.split(r"\r?\n|\\n", text[max(0, m.start() - 20000) : m.start()])
+        body = 0
+        for line in reversed(lines[:-1] if lines and not lines[-1].strip() else lines):
+            if not _BODY_LINE.match(line.strip()):
+                break
+            body += len(line.strip())
+        if body >= 16:
+            start = m.start()
+            # back over the body: each line and its break
+            seen = 0
+            while start > 0 and seen < body:
+                start -= 1
+                seen += text[start] not in "\r\n \t\\" and not (
+                    text[start] == "n" and start > 0 and text[start - 1] == "\\"
+                )
+            cands.append((start, m.end(), 1, "private-key"))
+
+
+def _bare_keypairs(text: str, cands: list[Cand]) -> None:
+    """A 64-byte array alone on its line (or after a chunk's `[tool_result …]` header)."""
+    for m in _BARE_KEYPAIR.finditer(text):
+        before = text[: m.start()].rstrip(" \t")
+        after = text[m.end() :].lstrip(" \t")
+        if (
+            (not before or before[-1] == "\n" or before.endswith(("]", "\\n")))
+            and (not after or after[0] in "\r\n" or after.startswith("\\n"))
+            and _byte_array(m.group())
+        ):
+            cands.append((m.start(), m.end(), 5, "crypto-private-key"))
 
 
 def _cells(text: str, a: int, b: int) -> list[tuple[int, int]]:
@@ -1707,6 +1764,7 @@ _GENERIC = frozenset(
 
 
 _B64_HINTS = ("base64", "b64", "-data", "decode", "atob")
+_DASHES_B64 = ("LS0tLS", "0tLS0t", "tLS0tL")  # `-----` in base64, at its three alignments
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 
 # Every word `_scan` and `find` look for in the lowered text, each looked for once per text:
@@ -1770,6 +1828,21 @@ def _present(lowered: str) -> set[str]:
     return present
 
 
+def _b64_text(base64: Any, binascii: Any, run: str) -> str | None:
+    """``run`` decoded, when it is text (at most 5 % of characters neither printable nor
+    space), else None."""
+    try:
+        raw = base64.b64decode(run + "=" * (-len(run) % 4), altchars=b"-_", validate=False)
+        inner: str = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    if not inner.isprintable() and (
+        sum(c.isprintable() or c.isspace() for c in inner) < 0.95 * len(inner)
+    ):
+        return None
+    return inner
+
+
 def _decoded(text: str, cands: list[Cand]) -> None:
     """Base64 runs that decode to text holding a secret (`echo c2tfbGl2ZV8… | base64 -d`, a
     kubeconfig's `client-key-data:`): the whole run is redacted, named after what it hides."""
@@ -1778,17 +1851,23 @@ def _decoded(text: str, cands: list[Cand]) -> None:
 
     for m in _B64_RUN.finditer(text):
         run = m.group()
-        try:
-            raw = base64.b64decode(run + "=" * (-len(run) % 4), altchars=b"-_", validate=False)
-            inner = raw.decode("utf-8")
-        except (binascii.Error, ValueError):
-            continue
-        if not inner.isprintable() and (
-            sum(c.isprintable() or c.isspace() for c in inner) < 0.95 * len(inner)
-        ):
-            continue
+        inner = _b64_text(base64, binascii, run)
+        if inner is None:
+            # a run cut from the middle of a longer one (a chunk of a kubeconfig) is aligned
+            # on another character
+            for k in (1, 2, 3):
+                part = run[k:]
+                inner = _b64_text(base64, binascii, part[: len(part) // 4 * 4])
+                if inner is not None:
+                    break
+            else:
+                continue
         found: list[Cand] = []
         _scan(inner, _lower(inner), found)
+        if "\n" in inner:
+            _key_body(inner, found)
+            if "-----END " in inner:
+                _key_tail(inner, found)
         if found:
             p, d = min((c[2], c[3]) for c in found)
             cands.append((m.start(), m.end(), p, d))
