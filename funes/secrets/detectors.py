@@ -378,7 +378,7 @@ _PROSE_NAMES: tuple[str, ...] = (
     # Korean
     "비밀번호", "암호", "패스워드", "api 키", "api키", "토큰", "개인 키", "개인키", "시크릿",
     # Italian, Dutch, Polish, Turkish, Swedish, Arabic, Hindi
-    "chiave api", "chiave segreta", "wachtwoord", "hasło", "şifre", "parola", "lösenord",
+    "chiave api", "chiave segreta", "wachtwoord", "hasło", "şifre", "lösenord",
     "lösenordet", "كلمة المرور", "كلمة السر", "पासवर्ड",
 )  # fmt: skip
 _PROSE_VERBS = (
@@ -404,7 +404,7 @@ _PROSE = re.compile(
 # that is not ASCII, and only when it holds one of their letters beyond ASCII (most text that
 # is not ASCII has an arrow, a box-drawing line or an emoji in it, not a word of these names).
 _PROSE_ASCII_TRIGGERS = ("pass", "key", "toke", "secr", "clave", "senha", "chave", "jeton",
-                         "kennwort", "contrase", "segredo", "geheim", "wachtw", "parola", "chiav")  # fmt: skip
+                         "kennwort", "contrase", "segredo", "geheim", "wachtw", "chiav")  # fmt: skip
 _PROSE_OTHER_TRIGGERS = tuple(dict.fromkeys(n for n in _PROSE_NAMES if not n.isascii()))
 _PROSE_OTHER_CHARS = re.compile(
     "[" + "".join(sorted({c for n in _PROSE_OTHER_TRIGGERS for c in n if not c.isascii()})) + "]"
@@ -741,30 +741,42 @@ RULES: tuple[Rule, ...] = (
         priority=20,
         lower=True,
     ),
-    Rule(  # more command lines: `redis-cli -a X`, `ldapsearch -w X`, `az login … -p X`
-        "cli-password",
-        _rx(
-            r"(?:redis-cli\b[^\n|;&]*?[ \t]-a|ldap[a-z]*\b[^\n|;&]*?[ \t]-w"
-            r"|az[ \t]+login\b[^\n|;&]*?[ \t](?:-p|--password))(?:[ \t]+|=)"
-            r"(?:\\?[\"'])?([^\s\"'\\]{4,256})"
-        ),
-        ("redis-cli", "ldap", "login"),
-        group=1,
-        validate=lambda v: _cli_password(v),
-        priority=25,
-        lower=True,
+    *(
+        Rule(  # more command lines: `redis-cli -a X`, `ldapsearch -w X`, `az login … -p X`
+            "cli-password",
+            # each starts with its literal, so the engine skips from one to the next
+            _rx(command + r"(?:[ \t]+|=)(?:\\?[\"'])?([^\s\"'\\]{4,256})"),
+            (trigger,),
+            group=1,
+            validate=lambda v: _cli_password(v),
+            priority=25,
+            lower=True,
+        )
+        for command, trigger in (
+            (r"redis-cli\b[^\n|;&]*?[ \t]-a", "redis-cli"),
+            (r"ldap[a-z]*\b[^\n|;&]*?[ \t]-w", " -w"),
+            (r"az[ \t]+login\b[^\n|;&]*?[ \t](?:-p|--password)", "login"),
+        )
     ),
-    Rule(  # XML: `<password>…</password>`, `<apiKey>…</apiKey>`
-        "secret-assignment",
-        _rx(
-            r"<(?:[a-z0-9_.:-]*(?:pass(?:w(?:or)?d)?|secret|token|api[_-]?key|pwd))>"
-            r"([^<\s]{6,256})</"
-        ),
-        ("</",),
-        group=1,
-        validate=lambda v: _cli_password(v),
-        priority=30,
-        lower=True,
+    *(
+        Rule(  # XML: `<password>…</password>`, `<apiKey>…</apiKey>`
+            "secret-assignment",
+            # the element's name ends at the keyword, a literal the engine skips to; the
+            # trigger is a word the text is searched for anyway
+            _rx(keyword + r">([^<\s]{6,256})</"),
+            (trigger,),
+            group=1,
+            validate=lambda v: _cli_password(v),
+            priority=30,
+            lower=True,
+        )
+        for keyword, trigger in (
+            ("pass(?:w(?:or)?d)?", "pass"),
+            ("pwd", "pwd"),
+            ("secret", "secr"),
+            ("token", "toke"),
+            ("key", "key"),
+        )
     ),
     Rule(  # .NET appSettings: `<add key="DbPassword" value="…" />`
         "secret-assignment",
@@ -781,7 +793,7 @@ RULES: tuple[Rule, ...] = (
     Rule(  # a wallet's keypair file written bare (`cat ~/.config/solana/id.json`): 64 bytes
         "crypto-private-key",
         _rx(r"(\[[ \t]*\d{1,3}(?:[ \t]*,[ \t]*\d{1,3}){63}[ \t]*\])"),
-        ("solana", "keypair", "wallet", "id.json"),
+        ("keypair", "wallet", "id.json"),
         group=1,
         validate=lambda v: _byte_array(v),
         priority=5,
@@ -813,7 +825,7 @@ RULES: tuple[Rule, ...] = (
     Rule(  # a Sentry DSN: `https://<32 hex key>@o123.ingest.sentry.io/456`
         "url-credentials",
         _rx(r"://([0-9a-f]{32})(?::[0-9a-f]{32})?@[a-z0-9.-]+/"),
-        ("://",),
+        ("sentry", "dsn"),
         group=1,
         validate=random_token(3.0),
         priority=20,
@@ -1495,9 +1507,10 @@ def find(text: str) -> list[Finding]:
     # `-----` in base64 at each of its alignments: a PEM's marker, maybe in a chunk of one
     if not present.isdisjoint(_B64_HINTS) or any(d in text for d in _DASHES_B64):
         _decoded(text, cands)
-    if "---" in text and "|" in text:
+    if "---" in text and ("|-" in text or "| -" in text or "|:" in text or "-|" in text):
         _tables(text, cands)
-    if "\n" in text:
+    if hits and "\n" in text:
+        # a key's base64 lines always fire the gate (`/` or `+` before 16 letters and digits)
         _key_body(text, cands)
         if "-----END " in text:
             _key_tail(text, cands)
@@ -1576,7 +1589,23 @@ def _merge(cands: list[Cand]) -> list[Finding]:
 
 # A wallet's keypair file shown alone (the output of `cat ~/.config/solana/id.json`)
 _BARE_KEYPAIR = re.compile(r"\[[ \t]*\d{1,3}(?:[ \t]*,[ \t]*\d{1,3}){63}[ \t]*\]")
-_TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?$", re.M)
+_TABLE_RULE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?")
+_DASHES = re.compile(r"-{3,}")
+
+
+def _table_rules(text: str) -> Iterator[tuple[int, int]]:
+    """The spans of a markdown table's rule lines (`|---|:--:|`), found from their dashes (a
+    literal the engine skips to) rather than from every line's start."""
+    pos = 0
+    while (m := _DASHES.search(text, pos)) is not None:
+        a = text.rfind("\n", 0, m.start()) + 1
+        b = text.find("\n", m.end())
+        b = len(text) if b < 0 else b
+        if _TABLE_RULE.fullmatch(text, a, b):
+            yield a, b
+        pos = b + 1
+
+
 _SECRET_CELL = re.compile(
     r"(?i)pass(?:w(?:or)?d)?\b|passwd|secret|token|api[ _-]?key|\bkey\b|credential"
 )
@@ -1591,12 +1620,14 @@ _B64_LINES = (
     r"(?:(?:[A-Za-z0-9+/]{64}(?:\r?\n|\\n)){3,}[A-Za-z0-9+/]{0,64}"
     r"|(?:[A-Za-z0-9+/]{70}(?:\r?\n|\\n)){3,}[A-Za-z0-9+/]{0,70})={0,2}"
 )
-_KEY_BODY = re.compile(r"(?:\n|\\n)(" + _B64_LINES + ")")
+_KEY_BODY = re.compile(r"\n(" + _B64_LINES + ")")
+_KEY_BODY_ESCAPED = re.compile(r"\\n(" + _B64_LINES + ")")
 _KEY_BODY_START = re.compile(r"(?:[A-Za-z0-9+/]{1,70}(?:\r?\n|\\n))?(" + _B64_LINES + ")")
 
 
 def _key_body(text: str, cands: list[Cand]) -> None:
-    for m in (_KEY_BODY_START.match(text), *_KEY_BODY.finditer(text)):
+    escaped = _KEY_BODY_ESCAPED.finditer(text) if "\\n" in text else ()
+    for m in (_KEY_BODY_START.match(text), *_KEY_BODY.finditer(text), *escaped):
         if m is not None and credential_mix(m.group(1)):
             cands.append((m.start(), m.end(), 1, "private-key"))
 
@@ -1659,14 +1690,14 @@ def _cells(text: str, a: int, b: int) -> list[tuple[int, int]]:
 def _tables(text: str, cands: list[Cand]) -> None:
     """Markdown tables: a value in a column headed as a secret (`| service | password |`), or
     in the cell after one that names it (`| DB_PASSWORD | … |`)."""
-    for rule in _TABLE_RULE.finditer(text):
-        h1 = text.rfind("\n", 0, max(rule.start() - 1, 0)) + 1
-        header = _cells(text, h1, max(rule.start() - 1, h1))
+    for rule_start, rule_end in _table_rules(text):
+        h1 = text.rfind("\n", 0, max(rule_start - 1, 0)) + 1
+        header = _cells(text, h1, max(rule_start - 1, h1))
         secret_cols = {
             k for k, (a, b) in enumerate(header)
             if _SECRET_CELL.search(text, a, b) and not _NOT_VALUE_CELL.search(text, a, b)
         }  # fmt: skip
-        pos = rule.end() + 1
+        pos = rule_end + 1
         while pos < len(text):
             end = text.find("\n", pos)
             end = len(text) if end < 0 else end
@@ -1852,7 +1883,7 @@ def _decoded(text: str, cands: list[Cand]) -> None:
     for m in _B64_RUN.finditer(text):
         run = m.group()
         inner = _b64_text(base64, binascii, run)
-        if inner is None:
+        if inner is None and any(d in run for d in _DASHES_B64):
             # a run cut from the middle of a longer one (a chunk of a kubeconfig) is aligned
             # on another character
             for k in (1, 2, 3):
@@ -1860,8 +1891,8 @@ def _decoded(text: str, cands: list[Cand]) -> None:
                 inner = _b64_text(base64, binascii, part[: len(part) // 4 * 4])
                 if inner is not None:
                     break
-            else:
-                continue
+        if inner is None:
+            continue
         found: list[Cand] = []
         _scan(inner, _lower(inner), found)
         if "\n" in inner:
