@@ -130,6 +130,9 @@ def index(
                         continue
                     run.unit(u, TIERS, "indexing", i + 1, len(units))
             run.flush()
+            if report.chunks:
+                progress.status("indexing sessions")
+                w.index_sessions()  # once, when the memory first grows past SESSION_INDEX_ROWS
             progress.clear()
             # A backfill running behind an earlier run embeds this run's chunks too (it looks
             # for waiting chunks until none are left): embedding here would only race it for
