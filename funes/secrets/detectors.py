@@ -679,7 +679,8 @@ RULES: tuple[Rule, ...] = (
         Rule(
             "secret-assignment",
             _rx(keyword + "(?:" + _ASSIGN_TAIL + "|" + _LABEL_TAIL + ")"),
-            (keyword[:4],),
+            # `_auth` is looked for as `auth`, a word every text is searched for anyway
+            ("auth" if keyword == "_auth" else keyword[:4],),
             group="value",
             priority=40,
             lower=True,
@@ -1509,12 +1510,13 @@ def find(text: str) -> list[Finding]:
         _decoded(text, cands)
     if "---" in text and ("|-" in text or "| -" in text or "|:" in text or "-|" in text):
         _tables(text, cands)
-    if hits and "\n" in text:
-        # a key's base64 lines always fire the gate (`/` or `+` before 16 letters and digits)
+    if len(hits) >= 3 and "\n" in text:
+        # a key's base64 lines fire the gate again and again (`/` or `+` before 16 letters
+        # and digits)
         _key_body(text, cands)
         if "-----END " in text:
             _key_tail(text, cands)
-    if "[" in text:
+    if text.count(",") >= 63 and "[" in text:  # 64 numbers need 63 commas
         _bare_keypairs(text, cands)
     if not cands:
         return []
@@ -1671,10 +1673,13 @@ def _bare_keypairs(text: str, cands: list[Cand]) -> None:
             cands.append((m.start(), m.end(), 5, "crypto-private-key"))
 
 
+_BAR = re.compile(r"\|")
+
+
 def _cells(text: str, a: int, b: int) -> list[tuple[int, int]]:
     """The spans of a table row's cells (between pipes, spaces and backticks trimmed)."""
     line = text[a:b]
-    bars = [i for i, c in enumerate(line) if c == "|"]
+    bars = [m.start() for m in _BAR.finditer(line)]
     if line.strip()[:1] != "|":
         bars.insert(0, -1)
     if line.strip()[-1:] != "|":
@@ -1701,8 +1706,11 @@ def _tables(text: str, cands: list[Cand]) -> None:
         while pos < len(text):
             end = text.find("\n", pos)
             end = len(text) if end < 0 else end
-            if "|" not in text[pos:end]:
+            if text.find("|", pos, end) < 0:
                 break
+            if not secret_cols and _SECRET_CELL.search(text, pos, end) is None:
+                pos = end + 1  # no column and no cell of this row names a secret
+                continue
             row = _cells(text, pos, end)
             for k, (a, b) in enumerate(row):
                 named = k in secret_cols or (
