@@ -407,6 +407,34 @@ def test_a_warm_reader_reopens_when_a_scrub_purged_the_files_it_held(tmp_path: P
     ]  # fmt: skip
 
 
+def test_a_scrub_purges_a_memory_whose_vectors_are_not_filled_in(tmp_path: Path) -> None:
+    """A large fragment keeps a few deleted rows through compaction, so the purge rewrites the
+    table: with rows still waiting for vectors (an unattended first index) it used to raise
+    "variable length vectors" and leave the deleted text on disk."""
+    from funes.records import Chunk
+    from funes.store import open_memory
+
+    def chunk(i: int, text: str) -> Chunk:
+        return Chunk(id=f"c{i}", text=text, session_id="s", turn_uuid=f"t{i}", parent_uuid=None,
+                     seq=i, ts="", role="user", block_type="text", block_idx=0, split_idx=0,
+                     tool_name=None, harness="claude_code", workdir="w", repo="", source_path="")  # fmt: skip
+
+    path = tmp_path / "memory"
+    mem = open_memory(path, create=True)
+    with mem.writer() as w:  # one fragment, no vectors
+        w.append([chunk(i, f"turn {i} of the ocelotgate rollout") for i in range(200)])
+        w.append([chunk(200, "the ocelotgate token is sk-live-quokkasecret")])
+    with open_memory(path).writer() as w:
+        w.delete(["c200", "c7"])
+        w.purge()
+    mem = open_memory(path)
+    rows = mem.rows(None, ("id", "vector")).to_pylist()
+    assert len(rows) == 199 and {"c7", "c200"}.isdisjoint(r["id"] for r in rows)
+    assert all(r["vector"] is None for r in rows)  # still waiting, not zero-filled
+    leaked = [p for p in path.rglob("*") if p.is_file() and b"quokkasecret" in p.read_bytes()]
+    assert not leaked, leaked
+
+
 def test_an_oversized_block_is_stored_whole_and_only_its_head_embedded(
     private_home: Path, tmp_path: Path
 ) -> None:

@@ -564,7 +564,7 @@ class MemoryWriter:
                 # Compaction leaves a large fragment with few deleted rows as it is; rewriting
                 # the table is the only way to drop those rows' bytes.
                 whole = self._table.to_arrow()
-                self._table.add(whole, mode="overwrite")
+                self._table.add(whole, mode="overwrite", on_bad_vectors="null")
                 self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
         self.memory.reload()
         self.memory.lexical.commit(self.memory.version)
