@@ -374,9 +374,10 @@ def _run(
     env = {**os.environ, "NO_COLOR": "1"}
     try:
         with warnings.catch_warnings():
-            # preexec_fn makes this a fork, which lance warns about ("lance is not fork-safe");
-            # the child only execs the scanner, so lance's state is never used there.
+            # preexec_fn makes this a fork, which lance and lancedb warn about; the child only
+            # execs the scanner, so their state is never used there.
             warnings.filterwarnings("ignore", message="lance is not fork-safe")
+            warnings.filterwarnings("ignore", message="lancedb fork support is experimental")
             proc = subprocess.Popen(
                 [*scanner.command, *args],
                 cwd=cwd,
