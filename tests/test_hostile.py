@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from conftest import jsonl, run_cmd, write_jsonl
 
+from funes.records import Chunk
 from funes.render.formats import escape_passage, get_agent, one_line, recall_agent
 from funes.render.turns import group_turns
 
@@ -379,27 +380,28 @@ def _mcp_outputs_parse_cleanly(mem: Path) -> None:
     run(scenario)
 
 
+def bare_chunk(i: int, text: str) -> Chunk:
+    """A chunk of session "s" at seq ``i``, written straight through a writer."""
+    return Chunk(id=f"c{i}", text=text, session_id="s", turn_uuid=f"t{i}", parent_uuid=None,
+                 seq=i, ts="", role="user", block_type="text", block_idx=0, split_idx=0,
+                 tool_name=None, harness="claude_code", workdir="w", repo="", source_path="")  # fmt: skip
+
+
 def test_a_warm_reader_reopens_when_a_scrub_purged_the_files_it_held(tmp_path: Path) -> None:
-    from funes.records import Chunk
     from funes.retrieval import Query, Searcher
     from funes.store import open_memory
-
-    def chunk(i: int, text: str) -> Chunk:
-        return Chunk(id=f"c{i}", text=text, session_id="s", turn_uuid=f"t{i}", parent_uuid=None,
-                     seq=i, ts="", role="user", block_type="text", block_idx=0, split_idx=0,
-                     tool_name=None, harness="claude_code", workdir="w", repo="", source_path="")  # fmt: skip
 
     path = tmp_path / "memory"
     mem = open_memory(path, create=True)
     with mem.writer() as w:
         for i in range(4):  # one commit (one data file) each
-            w.append([chunk(i, f"the axolotlrelay token for zq{i}host is sk-old{i}")])
+            w.append([bare_chunk(i, f"the axolotlrelay token for zq{i}host is sk-old{i}")])
     reader = Searcher(open_memory(path), embedder=None, mode="lexical")
     assert [h.row["id"] for h in reader.search(Query("zq0host", k=4)).hits] == ["c0"]
     # What `funes scrub` does: rewrite rows, then purge every older version and its files.
     with open_memory(path).writer() as w:
         w.delete(["c1"])
-        w.append([chunk(1, "the axolotlrelay token for zq1host is [REDACTED:generic]")])
+        w.append([bare_chunk(1, "the axolotlrelay token for zq1host is [REDACTED:generic]")])
         w.purge()
     hits = reader.search(Query("axolotlrelay token", k=4)).hits
     assert sorted(h.row["text"].split(" is ")[-1] for h in hits) == [
@@ -411,19 +413,13 @@ def test_a_scrub_purges_a_memory_whose_vectors_are_not_filled_in(tmp_path: Path)
     """A large fragment keeps a few deleted rows through compaction, so the purge rewrites the
     table: with rows still waiting for vectors (an unattended first index) it used to raise
     "variable length vectors" and leave the deleted text on disk."""
-    from funes.records import Chunk
     from funes.store import open_memory
-
-    def chunk(i: int, text: str) -> Chunk:
-        return Chunk(id=f"c{i}", text=text, session_id="s", turn_uuid=f"t{i}", parent_uuid=None,
-                     seq=i, ts="", role="user", block_type="text", block_idx=0, split_idx=0,
-                     tool_name=None, harness="claude_code", workdir="w", repo="", source_path="")  # fmt: skip
 
     path = tmp_path / "memory"
     mem = open_memory(path, create=True)
     with mem.writer() as w:  # one fragment, no vectors
-        w.append([chunk(i, f"turn {i} of the ocelotgate rollout") for i in range(200)])
-        w.append([chunk(200, "the ocelotgate token is sk-live-quokkasecret")])
+        w.append([bare_chunk(i, f"turn {i} of the ocelotgate rollout") for i in range(200)])
+        w.append([bare_chunk(200, "the ocelotgate token is sk-live-quokkasecret")])
     with open_memory(path).writer() as w:
         w.delete(["c200", "c7"])
         w.purge()
