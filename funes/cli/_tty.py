@@ -44,13 +44,16 @@ def spinner(label: str, stream: IO[str] | None = None) -> Iterator[None]:
     def spin() -> None:
         if done.wait(SPINNER_DELAY):
             return
-        i = 0
+        i = last = 0
         while not done.is_set():
-            out.write("\r\x1b[K" + fit(f"{_FRAMES[i % len(_FRAMES)]} {label}…", out))
+            # spaces, not erase-line: the spinner writes no escape byte (NO_COLOR, dumb terminals)
+            line = fit(f"{_FRAMES[i % len(_FRAMES)]} {label}…", out)
+            out.write("\r" + line.ljust(last))
             out.flush()
+            last = max(last, len(line))
             i += 1
             done.wait(0.1)
-        out.write("\r\x1b[K")
+        out.write("\r" + " " * last + "\r")
         out.flush()
 
     t = threading.Thread(target=spin, name="funes-spinner", daemon=True)
