@@ -8,6 +8,7 @@ import json
 import os
 import pty
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -66,11 +67,16 @@ def start_on_a_terminal(
     argv: list[str], env: dict[str, str], stdin: int | None = None, stdout: int | None = None
 ) -> tuple[subprocess.Popen[bytes], int]:
     """Start ``argv`` with stderr on a new pseudo-terminal, and stdin and stdout too unless
-    given; returns the process and the terminal's master end (the caller closes it)."""
+    given; returns the process and the terminal's master end (the caller closes it).
+
+    Ctrl-C is at its default in the child, as in a terminal's foreground job: a suite started
+    in the background by a non-interactive shell (`bin/test &`, CI) has SIGINT ignored, which
+    children inherit and Python then never turns into KeyboardInterrupt."""
     master, slave = pty.openpty()
     p = subprocess.Popen(
         argv, stdin=slave if stdin is None else stdin, stdout=slave if stdout is None else stdout,
         stderr=slave, env={**os.environ, **env}, close_fds=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     os.close(slave)
     return p, master
