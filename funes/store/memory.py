@@ -266,11 +266,14 @@ class Memory:
         return ts.astimezone(UTC) if ts.tzinfo else ts.replace(tzinfo=UTC)
 
     def has_ann_index(self) -> bool:
-        return any(list(i.field_names) == ["vector"] for i in self._ds.describe_indices())
+        return self._has_index("vector")
 
     def has_session_index(self) -> bool:
         """Whether the table has its scalar index on ``session_id`` (:data:`SESSION_INDEX`)."""
-        return any(list(i.field_names) == ["session_id"] for i in self._ds.describe_indices())
+        return self._has_index("session_id")
+
+    def _has_index(self, column: str) -> bool:
+        return any(list(i.field_names) == [column] for i in self._ds.describe_indices())
 
     # ------------------------------------------------------------------ ids
 
