@@ -406,3 +406,39 @@ def test_a_person_who_starts_it_on_a_terminal_is_told_what_it_is_and_ctrl_c_stop
         if p.poll() is None:
             p.kill()
         os.close(master)
+
+
+def test_a_server_started_with_ctrl_c_ignored_keeps_serving_after_one(memory: Path) -> None:
+    """A `funes mcp` started in the background by a non-interactive shell (`funes mcp &` in a
+    script) inherits SIGINT ignored, so that the Ctrl-C typed at its parent's terminal is not
+    its own: it took SIGINT anyway and died with its parent's Ctrl-C (exit 130)."""
+
+    def status_call(n: int) -> bytes:
+        line = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                "params": {"name": "status", "arguments": {}}}  # fmt: skip
+        return (json.dumps(line) + "\n").encode()
+
+    p = subprocess.Popen(
+        [str(BIN / "funes"), "mcp", "--memory", str(memory)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )  # fmt: skip
+    assert p.stdin is not None and p.stdout is not None
+    try:
+        p.stdin.write(b"".join(json.dumps(x).encode() + b"\n" for x in HANDSHAKE))
+        p.stdin.write(status_call(2))
+        p.stdin.flush()
+        assert json.loads(p.stdout.readline())["id"] == 1
+        assert json.loads(p.stdout.readline())["id"] == 2  # serving: its handlers are in place
+        p.send_signal(signal.SIGINT)
+        p.stdin.write(status_call(3))
+        p.stdin.flush()
+        third = p.stdout.readline()
+        assert third, (p.wait(timeout=20), p.stderr.read() if p.stderr else b"")
+        answer = json.loads(third)
+        assert answer["id"] == 3 and answer["result"]["content"][0]["text"].startswith("memory: ")
+        p.stdin.close()
+        assert p.wait(timeout=60) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()

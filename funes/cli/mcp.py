@@ -71,8 +71,11 @@ def _main(args: argparse.Namespace) -> int:
             )
             sys.stderr.flush()
         # The stdio transport reads stdin in a worker thread that no KeyboardInterrupt reaches:
-        # on Ctrl-C the event loop would stop and then wait on that read forever.
-        signal.signal(signal.SIGINT, _interrupted)
+        # on Ctrl-C the event loop would stop and then wait on that read forever. Only when
+        # SIGINT came at its default: a server started in the background by a script (`funes
+        # mcp &`) has it ignored, and its parent's Ctrl-C is not meant for it.
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupted)
         serve(args.memory or args.positional_memory)
     # The client closed stdin (or --http was stopped): leave without interpreter shutdown. A warm-up or search thread
     # may still be inside onnxruntime or lance, whose native threads abort the process
