@@ -39,7 +39,7 @@ def test_a_terminal_index_shows_its_steps_at_once_and_one_estimate(private_home:
     assert out.strip().startswith("indexed sessions=2 skipped=0 chunks=")
     # The first thing on the terminal is a step line, not a bar minutes later.
     first = term.lstrip("\n")
-    assert first.startswith("\r\x1b[K") or first[:1] in FRAMES, first[:80]
+    assert re.match(rf"\r?(\x1b\[K)?[{FRAMES}]", first), first[:80]
     steps = re.findall(rf"[{FRAMES}] ([^…\r\n]+)…", term)
     assert "opening the memory (2 files to look at)" in steps, steps
     assert any(s.startswith("loading the embedding model (") for s in steps), steps
@@ -94,3 +94,81 @@ def test_a_step_line_longer_than_a_narrow_terminal_is_cut_to_fit(tmp_path: Path)
     assert any("searching the memory" in f for f in shown), repr(term)
     assert all(len(f) < 40 for f in frames), [f for f in frames if len(f) >= 40]
     assert all(f.endswith("…") for f in shown), shown
+
+
+def run_on_a_terminal(code: str, env: dict[str, str], type_in: bytes = b"") -> str:
+    """Python ``code`` run with stdin, stdout and stderr on a new 100-column terminal, with
+    ``type_in`` typed ahead; what the terminal showed."""
+    p, master = start_on_a_terminal([sys.executable, "-c", code], env)
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    if type_in:
+        os.write(master, type_in)
+    term = read_terminal(master, timeout=60).decode("utf-8", "replace")
+    os.close(master)
+    assert p.wait(timeout=60) == 0, term
+    return term
+
+
+@pytest.mark.parametrize("plain", [{"NO_COLOR": "1"}, {"TERM": "dumb"}])
+def test_no_escape_byte_reaches_a_terminal_under_no_color_or_a_dumb_terminal(
+    tmp_path: Path, plain: dict[str, str]
+) -> None:
+    """Under NO_COLOR the spinner of recall and get wrote no escape byte, but index's step
+    lines still cleared with erase-line (ESC [K), the budget's question was erased with cursor
+    moves, and a dumb terminal (an editor's shell buffer) got colour: each shows as text there."""
+    code = (
+        "import time\n"
+        "from funes.cli._tty import IndexProgress, confirm, spinner, tty_style\n"
+        "p = IndexProgress()\n"
+        "p.status('opening the memory (2 files to look at)')\n"
+        "time.sleep(0.6)\n"
+        "p.update('embedding', 128, 300, 128, force=True)\n"
+        "p.clear()\n"
+        "assert confirm('more to index (~3 min left, rough). Finish it now? [Y/n]', erase=True)\n"
+        "with spinner('searching'):\n"
+        "    time.sleep(0.6)\n"
+        "print(tty_style().accent('a hit'))\n"
+    )
+    term = run_on_a_terminal(code, {"HOME": str(tmp_path), "COLUMNS": "", **plain}, b"y\n")
+    assert "opening the memory (2 files to look at)…" in term, repr(term)
+    assert "searching…" in term and "embedding: 128/300" in term and "a hit" in term, repr(term)
+    assert "\x1b" not in term, repr(term)
+
+
+@pytest.mark.parametrize("plain", [{"NO_COLOR": "1"}, {}])
+def test_a_spinner_fits_the_terminal_again_after_it_narrows(
+    tmp_path: Path, plain: dict[str, str]
+) -> None:
+    """The spinner padded each frame with spaces to the widest one drawn so far: on a terminal
+    narrowed from 100 to 40 columns under it, every frame was cut to 39 columns and then padded
+    back to 70, so each one wrapped and left a row behind. A frame now covers only what the
+    one before left, never past the terminal's width — for recall's spinner and index's step
+    lines alike."""
+    code = (
+        "import os, struct, sys, termios, fcntl, time\n"
+        "from funes.cli._tty import IndexProgress, spinner\n"
+        "def narrow():\n"
+        "    time.sleep(0.7)\n"
+        "    fcntl.ioctl(2, termios.TIOCSWINSZ, struct.pack('HHHH', 30, 40, 0, 0))\n"
+        "    sys.stderr.write('\\r#NARROW#')\n"
+        "    time.sleep(0.7)\n"
+        f"label = '{'searching the memory for the passages that answer it, all of it'}'\n"
+        "with spinner(label):\n"
+        "    narrow()\n"
+        "fcntl.ioctl(2, termios.TIOCSWINSZ, struct.pack('HHHH', 30, 100, 0, 0))\n"
+        "sys.stderr.write('\\r#WIDE#')\n"
+        "p = IndexProgress()\n"
+        "p.status(label)\n"
+        "narrow()\n"
+        "p.clear()\n"
+    )
+    term = run_on_a_terminal(code, {"HOME": str(tmp_path), "COLUMNS": "", **plain})
+    runs = re.split("#NARROW#|#WIDE#", term)
+    assert len(runs) == 4, repr(term)
+    for before, after in (runs[:2], runs[2:]):
+        wide = [f for f in before.replace("\x1b[K", "").split("\r") if f[:1] in FRAMES]
+        assert any(len(f) > 60 for f in wide), repr(before)  # drawn whole at 100 columns
+        # (the first frame after the narrowing may have been measured before it)
+        frames = after.replace("\x1b[K", "").split("\r")[2:]
+        assert any(f[:1] in FRAMES for f in frames), repr(after)
+        assert all(len(f) < 40 for f in frames), [f for f in frames if len(f) >= 40]

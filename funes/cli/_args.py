@@ -84,19 +84,31 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         return "\n".join(out)
 
 
-def _columns() -> int:
-    """``shutil.get_terminal_size().columns``: $COLUMNS, else standard output's terminal,
-    else 80."""
+def term_cols(stream: Any = None) -> int:
+    """The terminal's columns, unclamped: those of the terminal ``stream`` writes to, when one
+    is given and it reports a size (a line redrawn in place must fit the terminal as it is now,
+    whatever $COLUMNS said at start); else $COLUMNS; else standard output's terminal's; else 80.
+
+    ``shutil.get_terminal_size()``'s rule, without shutil: importing it (and its zlib, bz2,
+    lzma) doubles what building a plumbing command's parser costs (3.8 against 1.7 ms of CPU).
+    Every width funes lays out or cuts to comes from here (help, human output, bars, spinners).
+    """
+    if stream is not None and (columns := _reported(stream)):
+        return columns
     try:
         columns = int(os.environ["COLUMNS"])
     except (KeyError, ValueError):
         columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
+    return columns if columns > 0 else _reported(sys.__stdout__) or 80
+
+
+def _reported(stream: Any) -> int:
+    """The columns the terminal ``stream`` writes to reports; 0 for none (a pipe, a file, a
+    closed stream, a new pseudo-terminal)."""
+    try:
+        return max(os.get_terminal_size(stream.fileno()).columns, 0)
+    except (AttributeError, ValueError, OSError):
+        return 0
 
 
 class Parser(argparse.ArgumentParser):
@@ -109,9 +121,8 @@ class Parser(argparse.ArgumentParser):
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse makes a formatter per add_argument, each asking `shutil` for the terminal's
-        # width: importing shutil (and its zlib, bz2, lzma) for that doubles what building a
-        # plumbing command's parser costs (3.8 against 1.7 ms of CPU). The same width, without:
-        return self.formatter_class(prog=self.prog, width=_columns() - 2)  # type: ignore[call-arg]
+        # width: the same width, without shutil (see term_cols)
+        return self.formatter_class(prog=self.prog, width=term_cols() - 2)  # type: ignore[call-arg]
 
     def format_help(self) -> str:
         text = super().format_help()

@@ -3,23 +3,26 @@
 - :func:`spinner` — a line on stderr while a call that may take more than 0.3 s runs;
 - :func:`progress` — one progress bar (tqdm) for index, funes-embed, scrub and optimize;
 - :func:`confirm` — the one yes/no question, with its default;
-- :func:`tty_style` — the width and colour of human output, or None when output is piped.
+- :func:`tty_style` — the width and colour of human output, or None when output is piped;
+- :class:`Line` — one line redrawn in place, frame by frame (every spinner's).
 
 Each is silent (and asks nothing) unless the stream it writes to is a terminal, so a hook, a
-pipe or a test sees exactly what it saw before.
+pipe or a test sees exactly what it saw before; and none writes an escape byte (colour,
+erase-line, cursor moves) under NO_COLOR or TERM=dumb (:func:`plain`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
+
+from funes.cli._args import term_cols
 
 SPINNER_DELAY = 0.3  # seconds before the spinner shows: a fast answer never flickers
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -32,6 +35,64 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
+def plain() -> bool:
+    """Whether the terminal is to get no escape sequence — no colour, no erase-line, no cursor
+    move: ``NO_COLOR`` set (https://no-color.org), or ``TERM=dumb`` (an editor's shell buffer,
+    which would show each one as text)."""
+    return bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"
+
+
+class Line:
+    """One line of the terminal ``out`` redrawn in place, a frame at a time: each frame goes
+    back to the line's start (``\\r``) and covers what the one before left.
+
+    A frame is cut to the terminal's width as it is at that frame: a line that wraps leaves a
+    row behind at each redraw, as ``\\r`` goes back to the start of its last row only. It covers
+    the frame before with erase-line, or under :func:`plain` with spaces — as many as that
+    frame had, never past the terminal's width: a frame drawn before the terminal narrowed
+    must not make the next one wrap."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+        self.plain = plain()
+        self.shown = -1  # the columns the last frame drawn took; -1 before the first
+
+    def draw(self, text: str) -> None:
+        cols = term_cols(self.out)
+        line = _cut(text, cols)
+        if self.plain:
+            self.out.write("\r" + line.ljust(min(self.shown, cols - 1)))
+        else:
+            self.out.write("\r\x1b[K" + line)
+        self.out.flush()
+        self.shown = len(line)
+
+    def erase(self) -> None:
+        """Take the last frame off the line (nothing when none was drawn)."""
+        if self.shown < 0:
+            return
+        if self.plain:
+            self.out.write("\r" + " " * min(self.shown, term_cols(self.out) - 1) + "\r")
+        else:
+            self.out.write("\r\x1b[K")
+        self.out.flush()
+        self.shown = -1
+
+
+def _spin(out: Any, label: str, stop: threading.Event) -> None:
+    """``⠋ label…`` on ``out`` from :data:`SPINNER_DELAY` on until ``stop`` is set, then
+    nothing: a step that ends at once never flickers."""
+    if stop.wait(SPINNER_DELAY):
+        return
+    line = Line(out)
+    i = 0
+    while not stop.is_set():
+        line.draw(f"{_FRAMES[i % len(_FRAMES)]} {label}…")
+        i += 1
+        stop.wait(0.1)
+    line.erase()
+
+
 @contextlib.contextmanager
 def spinner(label: str, stream: IO[str] | None = None) -> Iterator[None]:
     """Show ``⠋ label…`` on stderr after :data:`SPINNER_DELAY` until the block ends."""
@@ -40,23 +101,7 @@ def spinner(label: str, stream: IO[str] | None = None) -> Iterator[None]:
         yield
         return
     done = threading.Event()
-
-    def spin() -> None:
-        if done.wait(SPINNER_DELAY):
-            return
-        i = last = 0
-        while not done.is_set():
-            # spaces, not erase-line: the spinner writes no escape byte (NO_COLOR, dumb terminals)
-            line = fit(f"{_FRAMES[i % len(_FRAMES)]} {label}…", out)
-            out.write("\r" + line.ljust(last))
-            out.flush()
-            last = max(last, len(line))
-            i += 1
-            done.wait(0.1)
-        out.write("\r" + " " * last + "\r")
-        out.flush()
-
-    t = threading.Thread(target=spin, name="funes-spinner", daemon=True)
+    t = threading.Thread(target=_spin, args=(out, label, done), name="funes-spinner", daemon=True)
     t.start()
     try:
         yield
@@ -65,11 +110,8 @@ def spinner(label: str, stream: IO[str] | None = None) -> Iterator[None]:
         t.join()
 
 
-def fit(line: str, stream: Any) -> str:
-    """``line`` cut (ending in `…`) to the columns of the terminal ``stream`` writes to, less
-    one: a line that wraps leaves a row behind at each redraw, as ``\\r`` goes back to the
-    start of its last row only."""
-    cols = _size(stream)[0] or term_cols()
+def _cut(line: str, cols: int) -> str:
+    """``line`` cut (ending in `…`) to ``cols`` columns less one (see :class:`Line`)."""
     return line if len(line) < cols else line[: max(cols - 2, 1)] + "…"
 
 
@@ -101,7 +143,7 @@ def progress(
         disable=not _isatty(out),
         leave=False,
         dynamic_ncols=sized,
-        ncols=None if sized else term_width(),
+        ncols=None if sized else term_width(out),
         nrows=None if sized else 24,
         mininterval=0.2,
         bar_format=bar_format,
@@ -140,10 +182,11 @@ def confirm(question: str, default: bool | None = None, erase: bool = False) -> 
         sys.stderr.write("\n")
         return False
     answer = line.strip().lower()
-    if erase and _isatty(sys.stderr):
+    if erase and _isatty(sys.stderr) and not plain():
         # The question and the echoed answer leave the screen: the bar that follows carries the
-        # run's one time estimate, not a second one above it.
-        rows = -(-(len(q) + 1 + len(line.rstrip("\n"))) // max(term_cols(), 1))
+        # run's one time estimate, not a second one above it. (Under NO_COLOR or TERM=dumb they
+        # stay: going back up a row takes an escape.)
+        rows = -(-(len(q) + 1 + len(line.rstrip("\n"))) // max(term_cols(sys.stderr), 1))
         sys.stderr.write("\x1b[1A\x1b[2K" * max(rows, 1) + "\r")
         sys.stderr.flush()
     return default if not answer else answer in ("y", "yes")
@@ -175,22 +218,18 @@ class Style:
 def tty_style(out: Any = None) -> Style | None:
     """A Style when a person reads ``out`` (stdin and ``out`` are terminals), else None.
 
-    Width: the terminal's (``$COLUMNS`` wins), clamped to 40–120. Colour unless ``NO_COLOR``.
+    Width: the terminal's (``$COLUMNS`` wins), clamped to 40–120. Colour unless :func:`plain`.
     """
     out = out if out is not None else sys.stdout
     if not (_isatty(sys.stdin) and _isatty(out)):
         return None
-    return Style(width=term_width(), color=not os.environ.get("NO_COLOR"))
+    return Style(width=term_width(), color=not plain())
 
 
-def term_cols() -> int:
-    """The terminal's columns, unclamped."""
-    return shutil.get_terminal_size((100, 24)).columns
-
-
-def term_width() -> int:
-    cols = shutil.get_terminal_size((100, 24)).columns
-    return max(40, min(120, cols))
+def term_width(stream: Any = None) -> int:
+    """:func:`~funes.cli._args.term_cols`, clamped to 40–120: the width human output is laid
+    out to."""
+    return max(40, min(120, term_cols(stream)))
 
 
 class IndexProgress:
@@ -208,7 +247,6 @@ class IndexProgress:
         self._bar: Any = None
         self._phase = ""
         self._since = (0.0, 0)  # when the bar started, and its count then
-        self._note = ""
         self._stop: threading.Event | None = None
         self._spinner: threading.Thread | None = None
 
@@ -216,26 +254,11 @@ class IndexProgress:
         if not self._tty:
             return
         self.clear()
-        self._note = text
         self._stop = threading.Event()
         self._spinner = threading.Thread(
-            target=self._spin, args=(self._stop,), name="funes-index-status", daemon=True
+            target=_spin, args=(self._out, text, self._stop), name="funes-index-status", daemon=True
         )
         self._spinner.start()
-
-    def _spin(self, stop: threading.Event) -> None:
-        if stop.wait(SPINNER_DELAY):  # a step that ends at once never flickers
-            return
-        i = 0
-        while not stop.is_set():
-            self._out.write(
-                "\r\x1b[K" + fit(f"{_FRAMES[i % len(_FRAMES)]} {self._note}…", self._out)
-            )
-            self._out.flush()
-            i += 1
-            stop.wait(0.1)
-        self._out.write("\r\x1b[K")
-        self._out.flush()
 
     def _end_status(self) -> None:
         if self._stop is not None and self._spinner is not None:
