@@ -27,6 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--ann", action="store_true", default=None, help="build the ANN index now")
     g.add_argument("--no-ann", dest="ann", action="store_false", help="never build it")
     p.add_argument("--json", action="store_true", help="print what was done as one JSON line")
+    # The vector index build an index run starts behind itself (funes.ingest.ann): no writer
+    # lock, detached, logged to hooks.log.
+    p.add_argument("--behind", action="store_true", help=argparse.SUPPRESS)
     return p
 
 
@@ -36,6 +39,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    if args.behind:
+        # lazy: numpy stays off fast commands' start-up
+        from funes.ingest import ann
+        from funes.memories import writable_dir
+
+        ann.run(writable_dir(args.memory))
+        return 0
     return optimize(args.memory, args.ann, args.json, "optimized")
 
 

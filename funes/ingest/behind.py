@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from funes.errors import FunesError
+from funes.ingest import ann
 from funes.ingest.backfill import embed_unlocked, load_embed
 from funes.store.lock import BehindLock, LockBusy, behind_pid
 from funes.store.paths import funes_home
@@ -106,6 +107,8 @@ def run(open_with: Callable[[], Memory]) -> int:
             mem, embed, lambda: _patient_writer(mem), on_progress=progress, finished=lock.release
         )
         log(f"ok (embedded={done} waiting={waiting})")
+        if done:  # the vector index, built behind these vectors once it pays
+            ann.maybe_start(mem, vectors=mem.count() - waiting)
     except Exception as e:  # logged, never raised: nobody is there to read it
         log(f"FAILED ({type(e).__name__}: {e}) after embedding {done:,}; "
             "`funes index --backfill` goes on from there")  # fmt: skip

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from funes.chunking import EMBEDDED_SPLITS, TIERS, chunk_turns
 from funes.errors import FunesError
 from funes.hub import traces
+from funes.ingest import ann
 from funes.ingest.backfill import embed_behind, stdin_interactive
 from funes.ingest.plan import BUDGET_SECONDS as BUDGET_SECONDS  # re-exported
 from funes.ingest.plan import IndexOptions, plan
@@ -168,6 +169,8 @@ def index(
             kept=f"{kept} of this run were stored before it filled and are kept, the rest was "
             "not (a rerun goes on from there)",
         ) from None
+    if report.embedded:  # the vector index, built behind this run once it pays
+        ann.maybe_start(mem, vectors=mem.count() - report.without_vectors)
     report.seconds = time.monotonic() - t0
     return report
 

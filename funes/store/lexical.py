@@ -319,7 +319,9 @@ class LexicalIndex:
             if allow is not None and len(hit):
                 hit = hit[allow(np.asarray(seg.ids)[hit])]
             if len(hit) > k:
-                hit = hit[np.argpartition(-scores[hit], k - 1)[:k]]
+                # every document tied with the k-th best stays: the id breaks ties below
+                kth = np.partition(scores[hit], len(hit) - k)[len(hit) - k]
+                hit = hit[scores[hit] >= kth]
             cand_scores.append(scores[hit])
             cand_ids.append(np.asarray(seg.ids)[hit])
         if not cand_scores:

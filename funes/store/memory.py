@@ -33,6 +33,7 @@ from funes.chunking import EMBEDDED_SPLITS
 from funes.errors import FunesError, no_space
 from funes.models.pins import EMBEDDER_PIN
 from funes.records import Chunk
+from funes.store import ann as ann_mod
 from funes.store import counts, redaction
 from funes.store.lexical import LexicalIndex
 from funes.store.lock import WriterLock
@@ -54,11 +55,6 @@ COLUMNS = (
 META_COLUMNS = tuple(c for c in COLUMNS if c != "vector")
 _INT_COLUMNS = frozenset(("seq", "block_idx", "split_idx"))
 
-# Below this many vectors a flat scan is exact and fast enough (≈ 76 ms at 100k on 2 cores, but
-# the ANN index costs a minute to build); at and above it `optimize` builds IVF_HNSW_SQ.
-ANN_THRESHOLD = 50_000
-ANN_REFINE = 5
-ANN_NPROBES = 20
 # At and above this many rows a writer keeps a BTREE index on ``session_id``: `funes get` and
 # recall's neighbours filter one session's seq window, which without it reads the session_id
 # and seq columns of every row (≈ 0.14 s of CPU at 144k rows in 256-row fragments, 6 ms at
@@ -314,21 +310,29 @@ class Memory:
         return self.lexical.search(query, k, allow)
 
     def vector_search(
-        self, vector: Sequence[float] | np.ndarray, k: int = 30, where: str | None = None
+        self,
+        vector: Sequence[float] | np.ndarray,
+        k: int = 30,
+        where: str | None = None,
+        exact: bool = False,
     ) -> list[tuple[str, float]]:
         """Top ``k`` (chunk id, L2 distance) among rows that have a vector, nearest first.
 
-        Flat (exact) search until an ANN index exists (``optimize`` builds one at
-        :data:`ANN_THRESHOLD` vectors); then IVF_HNSW_SQ with refine, plus a flat pass over rows
-        appended since the index was built (Lance does this itself). ``where`` prefilters.
+        Flat (exact) search until an ANN index exists (:mod:`funes.store.ann` builds one in the
+        background from its threshold); then IVF_HNSW_SQ with refine, plus a flat pass over rows
+        stored since the index was built (Lance does this itself). ``where`` prefilters. A
+        filter that leaves few rows is searched flat (exact) even with an index: a graph walk
+        restricted to 1 % of its nodes can miss their nearest ones. ``exact`` always scans.
         """
         q = np.asarray(vector, dtype=np.float32)
         if q.shape != (self.dim,):
             raise FunesError(f"query vector has {q.size} dimensions; {self.label} holds {self.dim}")
         cond = "vector IS NOT NULL" + (f" AND ({where})" if where else "")
         nearest: dict[str, Any] = {"column": "vector", "q": q, "k": k, "metric": "l2"}
-        if self.has_ann_index():
-            nearest.update(nprobes=ANN_NPROBES, refine_factor=ANN_REFINE)
+        if not exact and self.has_ann_index():
+            nearest.update(nprobes=ann_mod.NPROBES, refine_factor=ann_mod.REFINE)
+        else:
+            nearest["use_index"] = False
         t = self._ds.to_table(
             columns=["id", "_distance"], nearest=nearest, filter=cond, prefilter=True
         )
@@ -560,6 +564,18 @@ class MemoryWriter:
         self._counts = None
         self.memory.lexical.compact()
         self.memory.lexical.commit(self.memory.version)
+        # The purge deletes every file no version names: a vector index build running in the
+        # background has written files its commit has not named yet. Wait for it.
+        building = ann_mod.AnnLock(self.memory.path)
+        building.acquire(wait=True)
+        try:
+            self._purge_table()
+        finally:
+            building.release()
+        self.memory.reload()
+        self.memory.lexical.commit(self.memory.version)
+
+    def _purge_table(self) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "cleanup_older_than=0 removes every version"
             self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
@@ -569,8 +585,6 @@ class MemoryWriter:
                 whole = self._table.to_arrow()
                 self._table.add(whole, mode="overwrite", on_bad_vectors="null")
                 self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
-        self.memory.reload()
-        self.memory.lexical.commit(self.memory.version)
 
     def set_vectors(self, ids: Sequence[str], vectors: np.ndarray, waited: bool = False) -> None:
         """Store vectors for existing rows (one commit). ``waited``: the caller knows each of
@@ -719,27 +733,43 @@ class MemoryWriter:
         report["lexical_s"] = round(time.monotonic() - t0, 2)
         with_vectors = self.memory.count("vector IS NOT NULL")
         if ann is None:
-            ann = with_vectors >= ANN_THRESHOLD
-        if ann and with_vectors >= 2:
-            step("building the vector index")
+            ann = with_vectors >= ann_mod.threshold()
+        # Not beside a vector index build running in the background: it builds the same
+        # index, and compaction would rewrite the fragments it reads (its commit would fail).
+        # Both wait for the next optimize then.
+        building = ann_mod.AnnLock(self.memory.path)
+        if not building.acquire():
+            report["ann_behind"] = True
+            return self._finish_optimize(report, before, with_vectors)
+        try:
+            if ann and with_vectors >= 2:
+                step("building the vector index")
+                t0 = time.monotonic()
+                self.memory._ds.create_index(
+                    "vector",
+                    "IVF_HNSW_SQ",
+                    name=ann_mod.INDEX_NAME,
+                    metric="l2",
+                    replace=True,
+                    num_partitions=max(1, with_vectors // ann_mod.PARTITION_ROWS),
+                )
+                self.memory.reload()
+                report["ann_s"] = round(time.monotonic() - t0, 2)
+            step("compacting the table")
             t0 = time.monotonic()
-            # lazy: lancedb stays off fast commands' start-up
-            from lancedb.index import HnswSq
+            self._table.optimize(cleanup_older_than=cleanup_older_than)
+            report["table_s"] = round(time.monotonic() - t0, 2)
+        finally:
+            building.release()
+        return self._finish_optimize(report, before, with_vectors)
 
-            self._table.create_index(
-                "vector",
-                config=HnswSq(distance_type="l2", num_partitions=max(1, with_vectors // 20_000)),
-                replace=True,
-            )
-            report["ann_s"] = round(time.monotonic() - t0, 2)
-        step("compacting the table")
-        t0 = time.monotonic()
-        self._table.optimize(cleanup_older_than=cleanup_older_than)
+    def _finish_optimize(
+        self, report: dict[str, Any], before: counts.TableCounts | None, with_vectors: int
+    ) -> dict[str, Any]:
         self.memory.reload()
         if before is not None:
             before.ann_index = self.memory.has_ann_index()
         self._counts_after(before)
-        report["table_s"] = round(time.monotonic() - t0, 2)
         self.memory.lexical.commit(self.memory.version)
         self.index_sessions()
         report["session_index"] = self.memory.has_session_index()

@@ -1,0 +1,222 @@
+"""The vector (ANN) index of a memory: when it pays, and how it is built behind the writers.
+
+Below :func:`threshold` vectors recall's vector leg scans them all (exact, and fast enough);
+from there on an IVF_HNSW_SQ index with refine answers it (see ``Memory.vector_search``).
+Rows whose vector was stored after the index was built sit in fragments it does not cover, and
+Lance searches those flat beside it; once :func:`refresh_rows` of them have piled up the index
+is rebuilt over everything. Both figures are measured (``bench/ann.py``, docs/store.md), and
+both can be set for a memory's user or a test through the environment
+(:data:`THRESHOLD_ENV`, :data:`REFRESH_ENV`).
+
+Nobody has to ask for it: the end of an index run or of a backfill behind one starts
+:func:`build` in a detached, niced process when :func:`due` says so (``funes.ingest.ann``).
+
+Why the build holds no writer lock: it takes a minute at 100k vectors on two cores, and every
+hook run in that minute would find the memory busy. It need not: the index is a separate Lance
+commit (a ``CreateIndex`` transaction: index files written under ``_indices/<uuid>/`` first,
+then a new table version naming them, committed atomically), and Lance rebases it over the
+appends, vector stores and deletes committed while it was built — rows written meanwhile are
+simply not covered and are searched flat. A kill at any moment before that commit leaves the
+table at the version readers were already using (plus unreferenced files under ``_indices/``);
+after it, the index is whole. Either way the memory opens and recalls what it did.
+
+What does need care is everything that would delete those not-yet-committed files or rewrite
+the fragments the index is being built from: the purge of `funes scrub` (it deletes every file
+no version names) and compaction (`funes optimize`). They take :class:`AnnLock` — the purge
+waits for a running build, `optimize` builds the index itself only when no build runs — and the
+build holds it for its whole life, so one runs at a time.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from funes.store import counts
+from funes.store.lexical import LexicalIndex
+from funes.store.lock import WriterLock
+from funes.store.private import private_dir
+
+if TYPE_CHECKING:
+    from funes.store.memory import Memory
+
+# Measured with bench/ann.py (random unit vectors, recall's vector leg, k = 100, CPU ms per
+# query, medians; docs/store.md): flat 20.6 at 20k, 41.7 at 50k; the index 27.1 at 20k and 53.4
+# at 50k (refine 5: 500 exact re-reads) — it does not pay below 50k. Rows stored after a build
+# cost what a flat scan of them does (≈ 0.8 ms of CPU per 1,000), hence a refresh at 10,000.
+ANN_THRESHOLD = 50_000
+ANN_REFRESH_ROWS = 10_000
+THRESHOLD_ENV = "FUNES_ANN_THRESHOLD"
+REFRESH_ENV = "FUNES_ANN_REFRESH"
+INDEX_NAME = "vector_idx"  # the name LanceDB gives a vector column's index
+PARTITION_ROWS = 20_000  # one IVF partition per this many vectors
+NPROBES = 20
+REFINE = 5
+LOCK_NAME = "ann.lock"
+SETTLE_WAIT = 5.0  # seconds the build waits for the writer lock to record its commit
+
+
+def threshold() -> int:
+    """Vectors from which a memory gets an ANN index (:data:`THRESHOLD_ENV` overrides)."""
+    return _env_int(THRESHOLD_ENV, ANN_THRESHOLD)
+
+
+def refresh_rows() -> int:
+    """Vectors stored since the index was built that make it worth rebuilding."""
+    return _env_int(REFRESH_ENV, ANN_REFRESH_ROWS)
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        return max(1, int(os.environ[name]))
+    except (KeyError, ValueError):
+        return default
+
+
+@dataclass(frozen=True)
+class AnnState:
+    vectors: int  # rows with a vector
+    indexed: bool  # an ANN index exists
+    unindexed: int  # rows in fragments the index does not cover (searched flat)
+
+
+def state(mem: Memory, vectors: int | None = None) -> AnnState:
+    """What the memory's vector index is like now. ``vectors`` saves a count the caller made."""
+    if vectors is None:
+        vectors = mem.count("vector IS NOT NULL")
+    if not mem.has_ann_index():
+        return AnnState(vectors, False, vectors)
+    return AnnState(vectors, True, unindexed_rows(mem))
+
+
+def unindexed_rows(mem: Memory) -> int:
+    """Rows of the fragments the vector index does not cover (from the manifest: no scan)."""
+    ds = mem._ds
+    covered: set[int] = set()
+    for idx in ds.describe_indices():
+        if list(idx.field_names) == ["vector"]:
+            for seg in idx.segments:
+                covered.update(seg.fragment_ids)
+    return sum(f.count_rows() for f in ds.get_fragments() if f.fragment_id not in covered)
+
+
+def due(st: AnnState) -> str | None:
+    """``"build"`` (none yet, and enough vectors), ``"refresh"`` (enough rows stored since
+    the build), or None."""
+    if not st.indexed:
+        return "build" if st.vectors >= threshold() and st.vectors >= 2 else None
+    return "refresh" if st.unindexed >= refresh_rows() else None
+
+
+class AnnLock:
+    """`<memory>/ann.lock`: held by a vector index build for its whole life, and by what must
+    not run beside one (a scrub's purge)."""
+
+    def __init__(self, memory: Path) -> None:
+        self.path = memory / LOCK_NAME
+        self._fd: int | None = None
+
+    def acquire(self, wait: bool = False) -> bool:
+        private_dir(self.path.parent)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            finally:
+                os.close(self._fd)
+                self._fd = None
+
+
+def building(memory: Path) -> bool:
+    """Whether a vector index build runs on ``memory`` now."""
+    lock = AnnLock(memory)
+    if lock.acquire():
+        lock.release()
+        return False
+    return True
+
+
+def build(
+    path: Path, force: bool = False, on_start: Callable[[str, int], None] | None = None
+) -> str | None:
+    """Build or refresh the memory's vector index if :func:`due` (``force``: build it now),
+    without the writer lock; returns what was done (``"build"``, ``"refresh"``) or None
+    (nothing due, or another build runs). ``on_start`` hears what it starts and over how many
+    vectors. Atomic: see the module docstring."""
+    # lazy: funes.store.memory imports this module
+    from funes.store.memory import open_memory
+
+    lock = AnnLock(path)
+    if not lock.acquire():
+        return None
+    try:
+        mem = open_memory(path)
+        st = state(mem)
+        what = due(st)
+        if force and st.vectors >= 2:
+            what = "build" if not st.indexed else "refresh"
+        if what is None:
+            return None
+        if on_start is not None:
+            on_start(what, st.vectors)
+        before = counts.read(path)
+        ds = mem._ds
+        if what == "build":
+            ds = ds.create_index(
+                "vector",
+                "IVF_HNSW_SQ",
+                name=INDEX_NAME,
+                metric="l2",
+                replace=True,
+                num_partitions=max(1, st.vectors // PARTITION_ROWS),
+            )
+        else:
+            # The new rows go into the existing partitions (no retraining): a fraction of a
+            # build's cost, merged into the index so queries walk one graph per partition.
+            ds.optimize.optimize_indices(index_names=[INDEX_NAME])
+        _settle(path, int(ds.version), before)
+        return what
+    finally:
+        lock.release()
+
+
+def _settle(
+    path: Path, ours: int, before: tuple[counts.TableCounts, counts.TableState] | None
+) -> None:
+    """Tell the lexical index and counts.json that the version the build committed holds the
+    same rows as the one before it, so readers neither catch the lexical index up nor recount
+    the table. Under the writer lock, taken briefly; skipped when it stays busy (then the next
+    writer reconciles, and the next `funes status` counts)."""
+    lock = WriterLock(path)
+    deadline = time.monotonic() + SETTLE_WAIT
+    while not lock.try_acquire():
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(0.1)
+    try:
+        now = counts.signature(path)
+        if now is None or now.version != ours:
+            return  # someone wrote after us: they recorded their own version
+        lex = LexicalIndex.open(path / "lexical")
+        if lex.lance_version == ours - 1:
+            lex.commit(ours)
+        if before is not None and before[1].version == ours - 1:
+            c = before[0]
+            c.ann_index = True
+            counts.write(path, c, now)
+    finally:
+        lock.release()

@@ -1,0 +1,248 @@
+"""The vector (ANN) index is built behind index runs without anyone asking, without the writer
+lock, and atomically: an index run past the threshold starts it, a kill -9 at any moment of it
+leaves a memory that recalls what it did, and hooks and recalls go on while it builds. Small
+thresholds come from the environment (FUNES_ANN_THRESHOLD / FUNES_ANN_REFRESH)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import run_cmd
+from test_index import write_claude
+
+from funes.models import LazyEmbedder
+from funes.records import Chunk
+from funes.retrieval import Filters, Query, Searcher
+from funes.store import ann, open_memory
+from funes.store.lexical import LexicalIndex
+from funes.store.lock import WriterLock
+
+WORDS = ("lock", "parser", "vector", "segment", "manifest", "backfill", "scrub", "hook",
+         "recall", "session", "token", "schema")  # fmt: skip
+
+
+def rows(start: int, n: int, seed: int, workdir: str = "/home/ana/proj") -> list[Chunk]:
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal((n, 384)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    out = []
+    for j in range(n):
+        i = start + j
+        text = f"{WORDS[i % len(WORDS)]} {WORDS[i // 7 % len(WORDS)]} note{i} about item{i % 97}"
+        out.append(
+            Chunk(
+                id=f"{i:016x}", text=text, session_id=f"s{i // 40}", turn_uuid=f"t{i}",
+                parent_uuid=None, seq=i % 40, ts="2026-03-02T10:00:00.000Z", role="assistant",
+                block_type="text", block_idx=0, split_idx=0, tool_name=None, harness="claude",
+                workdir=workdir, repo="ana/proj", source_path="x.jsonl", vector=v[j].tolist(),
+            )
+        )  # fmt: skip
+    return out
+
+
+def make_memory(path: Path, n: int) -> Path:
+    mem = open_memory(path, create=True)
+    with mem.writer(interactive=False) as w:
+        w.append(rows(0, n, seed=n))
+    return path
+
+
+def log_lines(home: Path) -> list[str]:
+    log = home / ".funes-home" / "logs" / "hooks.log"
+    if not log.exists():
+        return []
+    return [line for line in log.read_text().splitlines() if " funes ann -: " in line]
+
+
+def wait_for(cond: object, timeout: float = 180.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():  # type: ignore[operator]
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def start_build(mem: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "funes.cli.optimize", "--behind", "--memory", str(mem)],
+        env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+QUESTIONS = ("why does the parser lock the manifest", "backfill of the vector segment",
+             "hook token schema", "note1234 about item5")  # fmt: skip
+
+
+def hits(searcher: Searcher) -> list[list[str]]:
+    searcher.memory.reopen()
+    return [[h.row["id"] for h in searcher.search(Query(q, k=8)).hits] for q in QUESTIONS]
+
+
+def test_the_index_is_due_from_the_threshold_and_again_after_enough_new_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ann.THRESHOLD_ENV, "300")
+    monkeypatch.setenv(ann.REFRESH_ENV, "100")
+    mem = open_memory(make_memory(tmp_path / "m", 299))
+    assert ann.due(ann.state(mem)) is None
+    assert ann.build(mem.path) is None and not open_memory(mem.path).has_ann_index()
+    with mem.writer(interactive=False) as w:
+        w.append(rows(299, 1, seed=1))
+    assert ann.due(ann.state(mem)) == "build"
+    assert ann.build(mem.path) == "build"
+    mem = open_memory(mem.path)
+    assert mem.has_ann_index() and ann.due(ann.state(mem)) is None
+    # Rows stored after the build are searched flat beside the index until there are enough.
+    with mem.writer(interactive=False) as w:
+        w.append(rows(300, 99, seed=2))
+    assert ann.state(mem) == ann.AnnState(399, True, 99) and ann.due(ann.state(mem)) is None
+    with mem.writer(interactive=False) as w:
+        w.append(rows(399, 1, seed=3))
+    assert ann.due(ann.state(mem)) == "refresh"
+    assert ann.build(mem.path) == "refresh"
+    assert ann.state(open_memory(mem.path)).unindexed == 0
+
+
+@pytest.mark.slow
+def test_an_index_run_past_the_threshold_builds_the_vector_index_behind_itself(
+    private_home: Path, tmp_path: Path
+) -> None:
+    mem = make_memory(tmp_path / "mem", 400)
+    src = write_claude(private_home, "sess-ann", 6)
+    env = {ann.THRESHOLD_ENV: "300"}
+    r = run_cmd("funes", "index", src, "--yes", "--memory", mem, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "embedded=" in r.stdout.decode() and "embedded=0" not in r.stdout.decode()
+    # The run returned; the build goes on in a process of its own and says so in the log.
+    assert wait_for(lambda: open_memory(mem).has_ann_index()), log_lines(private_home)
+    assert wait_for(lambda: any(" ok (build in " in line for line in log_lines(private_home)))
+    started = [
+        re.search(r"start: build of the vector index over (\d+) vectors", x)
+        for x in log_lines(private_home)
+    ]
+    assert [int(m[1]) for m in started if m] == [
+        400 + open_memory(mem).count("session_id = 'sess-ann'")
+    ]
+    # The build recorded its version: readers need no catch-up, status no recount.
+    m = open_memory(mem)
+    assert LexicalIndex.open(mem / "lexical").lance_version == m.version
+    st = run_cmd("funes", "status", "--memory", mem, "--json")
+    assert b'"ann_index": true' in st.stdout.replace(b'":true', b'": true'), st.stdout
+    # The indexed session is found by its words and its vector through the index.
+    found = run_cmd("funes", "recall", "MemoryWriter1 holds the lock", "--memory", mem, "--json")
+    assert b"sess-ann" in found.stdout, found.stderr
+    # A run that embeds nothing new starts nothing.
+    r = run_cmd("funes", "index", src, "--yes", "--memory", mem, env=env)
+    assert r.returncode == 0
+    time.sleep(1.0)
+    assert len([line for line in log_lines(private_home) if "start:" in line]) == 1
+
+
+@pytest.mark.slow
+def test_a_kill_during_the_build_leaves_a_memory_that_recalls_the_same_hits(
+    private_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = make_memory(tmp_path / "mem", 4000)
+    env = {ann.THRESHOLD_ENV: "1000"}
+    monkeypatch.setenv(ann.THRESHOLD_ENV, "1000")
+    searcher = Searcher(open_memory(mem), LazyEmbedder())
+    before = hits(searcher)
+    assert all(before)
+    version = open_memory(mem).version
+    killed_before_commit = 0
+    for delay in (0.0, 0.4, 1.2):
+        started = len(log_lines(private_home))
+        p = start_build(mem, env)
+        assert wait_for(lambda n=started: len(log_lines(private_home)) > n, 60)
+        time.sleep(delay)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        m = open_memory(mem)  # it opens
+        if not m.has_ann_index():
+            killed_before_commit += 1
+            assert m.version == version
+        assert hits(searcher) == before
+        if m.has_ann_index():
+            break
+    assert killed_before_commit, "every build finished before it was killed"
+    # The lock died with the process: the next build runs, and recall still says the same.
+    assert ann.build(mem) == "build"
+    assert open_memory(mem).has_ann_index()
+    assert hits(searcher) == before
+
+
+@pytest.mark.slow
+def test_hooks_and_recalls_go_on_while_the_index_builds(private_home: Path, tmp_path: Path) -> None:
+    mem = make_memory(tmp_path / "mem", 8000)
+    searcher = Searcher(open_memory(mem), LazyEmbedder())
+    assert all(hits(searcher))  # the embedder is loaded before the build starts
+    src = write_claude(private_home, "sess-during", 9)
+    p = start_build(mem, {ann.THRESHOLD_ENV: "1000"})
+    assert wait_for(lambda: bool(log_lines(private_home)), 60)
+    # While it builds: the writer lock is free, an append commits, a recall answers, and a
+    # hook's index run starts and stores its session.
+    lock = WriterLock(mem)
+    assert lock.try_acquire()
+    lock.release()
+    m = open_memory(mem)
+    with m.writer(interactive=False) as w:
+        w.append(rows(8000, 20, seed=7))
+    searcher.memory.reopen()
+    found_now = searcher.search(Query("note8005 about item53", k=3)).hits
+    assert found_now and found_now[0].row["id"] == f"{8005:016x}"
+    assert p.poll() is None, "the build ended before the append and the recall ran"
+    r = run_cmd("funes", "index", src, "--no-embed", "--yes", "--memory", mem)
+    assert r.returncode == 0, r.stderr
+    assert p.wait(timeout=300) == 0, p.stderr.read() if p.stderr else b""
+    assert any(" ok (build in " in line for line in log_lines(private_home)), log_lines(
+        private_home
+    )
+    m = open_memory(mem)
+    assert m.has_ann_index()
+    # Nothing written beside the build was lost, and the rows it did not cover are searched
+    # flat beside it: each appended vector finds its own row first.
+    during = m.count("session_id = 'sess-during'")
+    assert during > 0 and m.count() == 8020 + during
+    for c in rows(8000, 20, seed=7)[:5]:
+        assert m.vector_search(np.asarray(c.vector), k=3)[0][0] == c.id
+    assert ann.state(m).unindexed >= 20
+    found = run_cmd("funes", "recall", "question 3 in sess-during", "--memory", mem, "--json")
+    assert b"sess-during" in found.stdout, found.stderr
+
+
+def test_a_filter_selecting_one_percent_still_returns_its_best_hits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "mem"
+    mem = open_memory(path, create=True)
+    rare = rows(5000, 50, seed=11, workdir="/home/ana/rare")
+    with mem.writer(interactive=False) as w:
+        w.append(rows(0, 5000, seed=10) + rare)
+    monkeypatch.setenv(ann.THRESHOLD_ENV, "100")
+    assert ann.build(path) == "build"
+    mem = open_memory(path)
+    assert mem.has_ann_index()
+    where = Filters(workdir="/home/ana/rare").where()
+    vecs = np.asarray([c.vector for c in rare], dtype=np.float32)
+    rng = np.random.default_rng(12)
+    for _ in range(5):
+        q = rng.standard_normal(384).astype(np.float32)
+        q /= np.linalg.norm(q)
+        want = [rare[i].id for i in np.argsort(((vecs - q) ** 2).sum(axis=1))[:10]]
+        assert [i for i, _ in mem.vector_search(q, k=10, where=where)] == want
+    # The lexical leg: the rare rows holding the words, best first, none from elsewhere.
+    got = mem.lexical_search("lock parser", k=10, where=where)
+    rare_ids = {c.id for c in rare}
+    assert got and {i for i, _ in got} <= rare_ids
+    best = mem.lexical_search("lock parser", k=10_000)
+    assert [i for i, _ in got] == [i for i, _ in best if i in rare_ids][:10]
