@@ -20,7 +20,10 @@ SUITES = {
     "hostile": ("bench.hostile", "run"),
     "verbs": ("bench.verbs", "run"),  # sessions, scan, ranged get, sketch; MCP over HTTP
     "noop": ("bench.noop", "run"),  # no-op index and hook, status, get: CPU at 20k chunks
+    "scale": ("bench.scale", "run"),  # 100k and 1M chunks: index, recall, status, push, scrub
 }
+# Suites run only when named (`python -m bench scale`): hours of CPU, not part of "every suite".
+EXPLICIT = {"scale"}
 # A suite module without the function is run as `python -m MODULE [args]`; its stdout is kept,
 # and so is the bench/results/<name>-<date>.json it writes, if any.
 SCRIPT_ARGS = {"hub": {"quick": ["--new", "200", "--reps", "2"], "default": []}}

@@ -5,6 +5,7 @@
     .venv/bin/python -m bench recall quality   # some suites; merged into today's file
     bin/train                                  # = python -m bench train-pair-model (torch)
     .venv/bin/python -m bench real-sources     # real transcripts from /work/.mirror, checked
+    .venv/bin/python -m bench scale --sizes 10k,100k   # a heavy history (only when named)
 
 A full run writes bench/results/<date>.json (--quick: <date>-quick.json); a run of some suites
 replaces those suites in the day's file. bench/README.md is regenerated from the newest full
@@ -25,7 +26,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from bench import SCRIPT_ARGS, SUITES
+from bench import EXPLICIT, SCRIPT_ARGS, SUITES
 from bench._common import RESULTS, Context, loadavg, log, machine
 
 
@@ -72,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m bench",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="suites: " + ", ".join(SUITES),
+        epilog="suites: "
+        + ", ".join(SUITES)
+        + f" ({', '.join(sorted(EXPLICIT))}: only when named)",
     )
     ap.add_argument("suites", nargs="*", metavar="SUITE", help="default: all")
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
@@ -84,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         help="a source tree of an earlier build (git worktree add --detach DIR REF): the recall "
         "suite measures its cold starts in the same run and reports ratios",
     )
+    ap.add_argument(
+        "--sizes",
+        metavar="N,N",
+        help="chunk counts for suites that measure sizes (scale): e.g. 10k,100k,1M",
+    )
     args = ap.parse_args(argv)
     from bench import _readme
 
@@ -94,7 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown suite {', '.join(unknown)} (choose from {', '.join(SUITES)})")
     have = available()
-    suites = [s for s in (args.suites or list(SUITES)) if s in have]
+    sizes = None
+    if args.sizes:
+        from bench.scale import parse_sizes
+
+        try:
+            sizes = parse_sizes(args.sizes)
+        except ValueError as e:
+            ap.error(str(e))
+    suites = [s for s in (args.suites or [x for x in SUITES if x not in EXPLICIT]) if s in have]
     missing = [s for s in args.suites if s not in have]
     if missing:
         ap.error(f"suite module missing: {', '.join(missing)}")
@@ -104,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     doc.setdefault("suites", {})
     t0, load0 = time.monotonic(), loadavg()
     with tempfile.TemporaryDirectory(prefix="funes-bench-") as d:
-        ctx = Context(quick=args.quick, tmp=Path(d), baseline=args.baseline)
+        ctx = Context(quick=args.quick, tmp=Path(d), baseline=args.baseline, sizes=sizes)
         for name in suites:
             log(f"suite {name} …")
             doc["suites"][name] = run_suite(name, ctx)

@@ -34,6 +34,8 @@ class Context:
     # A source tree of an earlier build (`git worktree add --detach DIR REF`): suites that
     # compare measure it in the same run, run by this interpreter with PYTHONPATH=DIR.
     baseline: Path | None = None
+    # Chunk counts a suite that measures sizes runs at (`--sizes 10k,100k`; None: its own).
+    sizes: list[int] | None = None
 
     def once(self, name: str, build: Callable[[], Any]) -> Any:
         """``build()`` the first time a suite asks for ``name``; the same value afterwards."""

@@ -4,6 +4,7 @@ kept, everything below it is regenerated, so the tables never drift from the mea
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,7 @@ def render(doc: dict[str, Any], src: Path, quick: dict[str, Any] | None) -> str:
         ("hostile", hostile_section),
         ("verbs", verbs_section),
         ("noop", noop_section),
+        ("scale", scale_section),
     ]
     for name, fn in sections:
         if name in s:
@@ -637,4 +639,173 @@ def noop_section(r: dict[str, Any]) -> list[str]:
                 f"| {label} | **{this:.2f} s** | ≤ {aim} s | {ok(this, aim)} "
                 f"| {'—' if base is None else f'{base:.2f} s'} | {x.get('ratio_p50', '—')} |"
             )
+    return out
+
+
+def _p(x: Any, cpu_key: str = "cpu_s", wall_key: str = "wall_s") -> str:
+    """A process measure: CPU (wall), peak RSS, load; or why there is none."""
+    if not isinstance(x, dict):
+        return "—"
+    if "error" in x:
+        return f"failed: `{x['error'][:120]}`"
+    if x.get("timed_out"):
+        return f"**stopped at the time limit** after {x[wall_key]:.0f} s (CPU {x[cpu_key]:.0f} s)"
+    if x.get("exit"):
+        return f"exit {x['exit']}: `{(x.get('stderr') or '')[-120:]}`"
+    if x.get("failed"):
+        return f"{len(x['failed'])} runs failed: `{str(x['failed'][0])[-120:]}`"
+    cpu, wall = x.get(cpu_key), x.get(wall_key)
+    out = f"**{cpu:.2f} s** CPU ({wall:.2f} s wall)" if cpu is not None else f"{wall} s"
+    if x.get("peak_rss_mb"):
+        out += f", {x['peak_rss_mb']:,} MB"
+    if x.get("child_peak_rss_mb"):
+        out += f" (+ scanner {x['child_peak_rss_mb']:,} MB)"
+    if x.get("load_start"):
+        out += f"; load {x['load_start'][0]}"
+    return out
+
+
+def _warm(x: Any) -> str:
+    if not isinstance(x, dict) or "p50_ms" not in x:
+        return _p(x)
+    return (
+        f"**p50 {ms(x['p50_ms'])}**, p90 {ms(x['p90_ms'])} (CPU p50 {ms(x['cpu_p50_ms'])}); "
+        f"load {x['load_start'][0]}"
+    )
+
+
+def _disk(x: Any) -> str:
+    if not isinstance(x, dict) or "bytes_per_chunk" not in x:
+        return _p(x)
+    return (
+        f"**{x['bytes_per_chunk']:,} B** (table {x['table_bytes_per_chunk']:,}, lexical "
+        f"{x['lexical_bytes_per_chunk']:,})"
+    )
+
+
+def scale_section(r: dict[str, Any]) -> list[str]:
+    sizes = r.get("sizes") or {}
+    if not sizes:
+        return ["No size measured."]
+    keys = list(sizes)
+    out = [
+        "A heavy user's history (`python -m bench scale [--sizes 100k,1M]`, bench/scale.py's "
+        f"docstring says how each figure is taken): {r['vectors']}. Whole processes unless "
+        "said: CPU is user + system of the process and its children, the wall time beside it; "
+        "peak RSS is the process's high-water mark; the 1-minute load average at the start of "
+        "each measure is quoted (2 cores). Cold commands: medians of 5 runs after one untimed.",
+        "",
+        "| measure | aim | " + " | ".join(f"{int(k):,} chunks" for k in keys) + " |",
+        "|---|---|" + "---|" * len(keys),
+    ]
+
+    def row(label: str, aim: str, cell: Any) -> None:
+        out.append(f"| {label} | {aim} | " + " | ".join(cell(sizes[k]) for k in keys) + " |")
+
+    def hist(x: dict[str, Any]) -> str:
+        h = x.get("history") or {}
+        return (
+            f"{num(h.get('sessions'))} sessions, {h.get('mb')} MB, "
+            f"**{num(x.get('chunks'))} chunks**; written in {h.get('generate_s')} s"
+        )
+
+    def idx(key: str) -> Callable[[dict[str, Any]], str]:
+        def cell(x: dict[str, Any]) -> str:
+            i = x.get("index") or {}
+            v = i.get(key)
+            if i.get("timed_out") and v is None:
+                return f"not reached in {i.get('wall_s', 0):.0f} s"
+            return "—" if v is None else f"**{v} s**"
+
+        return cell
+
+    def embed(x: dict[str, Any]) -> str:
+        e = x.get("embed_behind") or {}
+        if "chunks_per_s_wall" not in e:
+            return _p(e)
+        return (
+            f"**{e['chunks_per_s_wall']} chunks/s** ({e['embedded']:,} in {e['wall_s']:.0f} s, "
+            f"model load included), {e['peak_rss_mb']:,} MB; load {e['load_start'][0]}"
+        )
+
+    def cold(name: str) -> Callable[[dict[str, Any]], str]:
+        return lambda x: _p(g(x, "cold", name), "cpu_p50_s", "wall_p50_s")
+
+    def opt(x: dict[str, Any]) -> str:
+        o = x.get("optimize") or {}
+        rep = o.get("report") or {}
+        phases = ", ".join(f"{k[:-2]} {v} s" for k, v in rep.items() if k.endswith("_s"))
+        return _p(o) + (f" ({phases}; ANN {'built' if rep.get('ann') else 'none'})" if rep else "")
+
+    def lex(x: dict[str, Any]) -> str:
+        b = x.get("lexical_build") or {}
+        rep = b.get("report") or {}
+        if not rep:
+            return _p(b)
+        return (
+            f"reader's in-memory catch-up {rep['reader_catch_up_s']} s, then the writer's "
+            f"persisted rebuild {rep['writer_rebuild_s']} s; whole process {_p(b)}"
+        )
+
+    def append(x: dict[str, Any]) -> str:
+        a = x.get("append") or {}
+        if "writer_open_s_p50" not in a:
+            return _p(a)
+        return (
+            f"writer open {a['writer_open_s_p50']} s + append {a['append_200_s_p50']} s "
+            "(medians of 5, in process)"
+        )
+
+    def push(x: dict[str, Any]) -> str:
+        p = g(x, "hub", "push")
+        return _p(p if p is not None else x.get("hub")) + (
+            f"; {p['uploaded_mb']} MB uploaded" if p and "uploaded_mb" in p else ""
+        )
+
+    def remote(key: str) -> Callable[[dict[str, Any]], str]:
+        def cell(x: dict[str, Any]) -> str:
+            v = g(x, "hub", key)
+            extra = f"; {v['cache_mb']} MB downloaded" if v and "cache_mb" in v else ""
+            return _p(v, "cpu_p50_s", "wall_p50_s") + extra if v else "—"
+
+        return cell
+
+    row("history (bench/synth.py, seed 0)", "", hist)
+    row("first `funes index --no-embed --yes`: first lexical answer", "", idx("first_hit_s"))
+    row("… all text searchable (every session's text tier)", "≤ 600 s at 1M",
+        idx("all_text_searchable_s"))  # fmt: skip
+    row("… the whole run (text, tool calls, tool results)", "peak ≤ 1 GB",
+        lambda x: _p(x.get("index")))  # fmt: skip
+    row("embedding behind: `funes index --backfill`, real model, first 60 s", "≥ 120 chunks/s, ≤ 1 GB",
+        embed)  # fmt: skip
+    row(
+        "disk per chunk, as indexed (+ random vectors)",
+        "",
+        lambda x: _disk(x.get("disk_as_indexed")),
+    )
+    row("disk per chunk after `funes optimize`, old versions reaped", "≤ 2.3 KB",
+        lambda x: _disk(x.get("disk_reaped")))  # fmt: skip
+    row("warm recall, as indexed (flat vector search)", "p50 ≤ 150 ms at 100k, ≤ 300 ms at 1M",
+        lambda x: _warm(x.get("warm_flat")))  # fmt: skip
+    row("… with the pair model forced on (head of 20)", "same",
+        lambda x: _warm(x.get("warm_flat_pair")))  # fmt: skip
+    row("warm recall after `funes optimize` (ANN from 50k vectors)", "same",
+        lambda x: _warm(x.get("warm_optimized")))  # fmt: skip
+    row("… with the pair model forced on", "same", lambda x: _warm(x.get("warm_optimized_pair")))
+    row("`funes recall` cold", "≤ 1.5 s CPU at 1M", cold("recall"))
+    row("`funes status` cold", "≤ 0.4 s CPU at 1M", cold("status"))
+    row("`funes get SESSION TURN` cold", "≤ 0.4 s CPU at 1M", cold("get"))
+    row("a hook's `funes index TRANSCRIPT --yes --no-embed` of one new session", "",
+        lambda x: _p(g(x, "append", "hook_index_one_session"), "cpu_p50_s", "wall_p50_s"))  # fmt: skip
+    row("lexical append: writer open + one 200-chunk append", "", append)
+    row("`funes optimize`", "", opt)
+    row("lexical index rebuilt from the table (index removed)", "", lex)
+    row("`funes push` to the loopback Hub (new repo)", "", push)
+    row(
+        "`funes recall` of the pushed memory, cold (empty HF cache)",
+        "",
+        remote("remote_recall_cold"),
+    )
+    row("… warm (cached)", "", remote("remote_recall_warm"))
+    row("`funes scrub` (gitleaks or TruffleHog's engine)", "", lambda x: _p(x.get("scrub")))
     return out

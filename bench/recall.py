@@ -43,8 +43,6 @@ from bench._common import (
     summary_ms,
 )
 
-CHUNKS_PER_SESSION = 100  # what bench/synth.py histories hold on average (measured: ~102)
-
 
 def synth_memory(ctx: Context, n_chunks: int) -> Path:
     """A memory of exactly ``n_chunks`` chunks of a synth history, random unit vectors."""
@@ -58,7 +56,7 @@ def synth_memory(ctx: Context, n_chunks: int) -> Path:
 
         t0 = time.monotonic()
         home = ctx.tmp / f"synth-home-{n_chunks}"
-        synth.build(home, int(n_chunks / CHUNKS_PER_SESSION * 1.25) + 10, seed=0)
+        synth.build(home, int(n_chunks / synth.CHUNKS_PER_SESSION * 1.25) + 10, seed=0)
         roots = [home / ".claude/projects", home / ".codex/sessions",
                  home / ".pi/agent/sessions", home / ".hermes/state.db"]  # fmt: skip
         chunks = []

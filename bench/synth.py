@@ -1,6 +1,6 @@
 """Histories at scale, in the four agents' real on-disk layouts, made from eval-dev's sessions.
 
-    .venv/bin/python -m bench.synth HOME_DIR [--sessions 2000] [--seed 0]
+    .venv/bin/python -m bench.synth HOME_DIR [--sessions 2000 | --chunks 1000000] [--seed 0]
 
 Writes under HOME_DIR what those agents leave in a home directory:
 
@@ -16,6 +16,10 @@ parent links, all drawn from the seed — and shifts their timestamps into the y
 2026-11-30, so the sweep sees a spread of ages. File mtimes are set to the session's last turn.
 The same seed gives a byte-identical tree (files, contents and mtimes); every line parses with
 0 skipped (concatenated records in the sources are split onto their own lines).
+
+``--chunks N`` asks for a history of about N chunks instead: N / :data:`CHUNKS_PER_SESSION`
+sessions (the same tree as ``--sessions`` of that count; 10,000 sessions, ~1 M chunks and
+~1.5 GB, take about a minute here). The exact count is what funes makes of it.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ PROJECTS = (
 )  # fmt: skip
 WINDOW = (10, 70)  # records per window
 AGENT_DIRS = {"claude": "claude-code", "codex": "codex", "pi": "pi"}
+CHUNKS_PER_SESSION = 100  # what funes makes of a session of these histories on average (~102)
 
 
 @dataclass
@@ -371,13 +376,21 @@ def write_hermes(
     os.utime(db, (t, t))
 
 
+def sessions_for(chunks: int) -> int:
+    """Sessions of a history of about ``chunks`` chunks."""
+    return max(1, round(chunks / CHUNKS_PER_SESSION))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("home", type=Path, help="directory to write the agents' trees under")
-    ap.add_argument("--sessions", type=int, default=2000)
+    size = ap.add_mutually_exclusive_group()
+    size.add_argument("--sessions", type=int, default=2000)
+    size.add_argument("--chunks", type=int, help="about this many chunks (sessions = N / 100)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    print(json.dumps(build(args.home, args.sessions, args.seed)))
+    sessions = args.sessions if args.chunks is None else sessions_for(args.chunks)
+    print(json.dumps(build(args.home, sessions, args.seed)))
     return 0
 
 
