@@ -14,9 +14,9 @@ and the load average at its start and end):
    this process: seconds to the first lexical answer, to all text searchable (every session's
    text tier recorded in ``state.json``, which is written only after its chunks commit), and
    to the end. A plain `funes index` writes the same text the same way before it embeds;
-2. **embedding behind**: `funes index --backfill` with the real model for
-   :data:`EMBED_SECONDS`, then stopped (SIGTERM): its peak RSS and chunks embedded per second of
-   wall time (model load included);
+2. **embedding behind**: `funes index --backfill` with the real model until it has used
+   :data:`EMBED_SECONDS` of CPU, then stopped (SIGTERM): its peak RSS, and chunks embedded
+   (committed) per second of wall time and per second of its CPU (model load included);
 3. **random vectors**: every chunk still waiting is given a **random unit vector** by this
    process (embedding a million chunks here takes hours: what follows measures search, not
    embedding; the query is still embedded by the real model, and a flat or ANN search costs the
@@ -125,10 +125,11 @@ def proc(
     env: dict[str, str],
     timeout: float,
     poll: Callable[[float], None] | None = None,
-    stop_after: float | None = None,
+    stop_after_cpu: float | None = None,
 ) -> dict[str, Any]:
     """Run ``argv`` (a funes command, from this interpreter's bin) to its end, or stop it at
-    ``stop_after`` s (on purpose) or ``timeout`` s (ran too long); ``poll(elapsed)`` every
+    ``stop_after_cpu`` s of its CPU time (on purpose: on a loaded machine a
+    wall-clock window may hold no work at all) or at ``timeout`` s of wall time (ran too long); ``poll(elapsed)`` every
     0.5 s meanwhile. Wall and CPU (user + system, its children included) from wait4; peak RSS
     from the kernel's high-water mark (VmHWM) of the process, and of its largest child process
     (a scanner), read every 0.1 s — wait4's maxrss would count this process's own RSS, which a
@@ -150,7 +151,7 @@ def proc(
             hwm = max(hwm, _hwm_kb(p.pid))
             child_hwm = max([child_hwm, *(_hwm_kb(c) for c in _descendants(p.pid))])
             elapsed = time.monotonic() - t0
-            if stop_after is not None and elapsed >= stop_after:
+            if stop_after_cpu is not None and _cpu_s(p.pid) >= stop_after_cpu:
                 stopped = "stopped"
             elif elapsed >= timeout:
                 stopped = "timed_out"
@@ -193,6 +194,15 @@ def proc(
     if p.returncode and not stopped:
         res["stderr"] = stderr[-600:]
     return res
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of a running process, from /proc/PID/stat."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def _hwm_kb(pid: int) -> int:
@@ -291,15 +301,17 @@ def index_first(home: Path, fh: Path, env: dict[str, str], timeout: float) -> di
 
 
 def embed_behind(env: dict[str, str], mem: Path, seconds: float) -> dict[str, Any]:
-    """Step 2: `funes index --backfill` with the real model, stopped after ``seconds``."""
+    """Step 2: `funes index --backfill` with the real model, stopped after ``seconds`` of its
+    CPU time (or 20 times that of wall time)."""
     from funes.store import open_memory
 
     before = open_memory(mem).count_without_vectors()
-    res = proc(["funes", "index", "--backfill", "--memory", str(mem)], env, seconds * 3,
-               stop_after=seconds)  # fmt: skip
+    res = proc(["funes", "index", "--backfill", "--memory", str(mem)], env, seconds * 20,
+               stop_after_cpu=seconds)  # fmt: skip
     after = open_memory(mem).count_without_vectors()
     res["embedded"] = before - after
     res["chunks_per_s_wall"] = round((before - after) / res["wall_s"], 1)
+    res["chunks_per_cpu_s"] = round((before - after) / max(res["cpu_s"], 1e-3), 1)
     return res
 
 
