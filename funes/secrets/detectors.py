@@ -29,6 +29,40 @@ from typing import Any
 from funes.secrets import crypto
 from funes.secrets.providers import NAMED, PROVIDERS, Named, Provider
 
+_RX_METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub")
+
+
+class _Rx:
+    """A regex compiled the first time it is used: compiling the ~100 patterns of the rules
+    and their checks costs ~20 ms, which every `funes-chunk` start (a hook's included) would
+    pay for rules its input never gets to. Once compiled, its methods are the pattern's own
+    (bound in the slots), so a call costs what a compiled pattern's does."""
+
+    __slots__ = ("flags", "pattern", *_RX_METHODS)
+    search: Callable[..., re.Match[str] | None]
+    match: Callable[..., re.Match[str] | None]
+    fullmatch: Callable[..., re.Match[str] | None]
+    finditer: Callable[..., Iterator[re.Match[str]]]
+    findall: Callable[..., list[Any]]
+    sub: Callable[..., str]
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+
+    def __getattr__(self, name: str) -> Any:  # only while a method's slot is empty
+        if name not in _RX_METHODS:
+            raise AttributeError(name)
+        compiled = re.compile(self.pattern, self.flags)
+        for method in _RX_METHODS:
+            setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)
+
+
+def _rx(pattern: str, flags: int = 0) -> _Rx:
+    return _Rx(pattern, flags)
+
+
 # A token starts where no identifier character precedes it — or right after a JSON string
 # escape such as the ``\n`` of an escaped newline, where the preceding ``n`` is not really a
 # letter of the text.
@@ -54,7 +88,7 @@ Validator = Callable[[str], bool]
 @dataclass(frozen=True, slots=True)
 class Rule:
     detector: str
-    regex: re.Pattern[str]
+    regex: _Rx
     triggers: tuple[str, ...]  # any one must be in the text (or its lowercase, if lower)
     group: int | str = 0  # the part of the match that is the secret; "value": see _assignment_value
     validate: Validator | None = None
@@ -95,12 +129,12 @@ _PLACEHOLDER_WORDS = (
     "secrets.",
     "env.",
 )
-_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # OPENAI_API_KEY: a reference, not a value
+_ENV_NAME = _rx(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # OPENAI_API_KEY: a reference, not a value
 # Templates and references, not values: `<your-key>`, `${VAR}`, `{{ secret }}`, `#{var}`,
 # `{name}`, `%(name)s`. A lone `#`, `<` or `{` inside a value is a character of a password, and
 # so is a pair between letters or digits (`P9V]Q{fvnoIk}fS`, `Z2<i>1cS`): a template's
 # placeholder stands alone or after a separator (`sk-{key}`, `Bearer <token>`).
-_TEMPLATE = re.compile(
+_TEMPLATE = _rx(
     r"(?:^|(?<=[\s/:._@\"'`-]))(?:<[A-Za-z_][\w .:-]*>|\{[A-Za-z_][\w.]*\})"
     # closed: `${` inside `Dfozjm35${0Iyu` and `%(` inside `pSN3%(G*gf7` are a password's
     r"|[$#]\{[^}\s]*\}|\{\{.*\}\}|%\([A-Za-z_]\w*\)[sdifrx]"
@@ -131,12 +165,12 @@ def random_token(min_entropy: float = 3.0) -> Validator:
     return check
 
 
-_PATHLIKE = re.compile(r"(?:[~.]{0,2}/|[A-Za-z]:\\|https?:)")
-_HAS_DIGIT = re.compile(r"\d")
-_HAS_ALPHA = re.compile(r"[A-Za-z]")
+_PATHLIKE = _rx(r"(?:[~.]{0,2}/|[A-Za-z]:\\|https?:)")
+_HAS_DIGIT = _rx(r"\d")
+_HAS_ALPHA = _rx(r"[A-Za-z]")
 # `a.b.c`: unquoted, that is an attribute or module path in code, not a credential.
-_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
-_MIXED_CASE = re.compile(r"[a-z][A-Z].*[a-z][A-Z].*[a-z][A-Z]|[A-Z][a-z].*[A-Z][a-z].*[A-Z][a-z]")
+_DOTTED_NAME = _rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_MIXED_CASE = _rx(r"[a-z][A-Z].*[a-z][A-Z].*[a-z][A-Z]|[A-Z][a-z].*[A-Z][a-z].*[A-Z][a-z]")
 
 ENTROPY_THRESHOLD = 3.0
 MIN_VALUE_LEN = 10
@@ -144,15 +178,13 @@ MIN_VALUE_LEN = 10
 
 # A printf conversion ends its token: `user_%s_key`, `%d`, `%-10s`; `Pz%a1Q`, `Z6%X^fl9V` and
 # `U24O<d%c$5` are passwords (a conversion does not follow a letter or a digit).
-_FORMAT_SPEC = re.compile(
-    r"(?:^|(?<=[\s_./=:'\"-]))%[-#0 +]*\d*(?:\.\d+)?[sdifxXrcegu](?![A-Za-z0-9])"
-)
-_WORD_SEGMENT = re.compile(r"(?:^|(?<=[/._=:-]))[a-z]{3,}(?=$|[/._=:-])")
-_GO_TEST = re.compile(r"(?:Test|Benchmark|Example|Fuzz)[A-Z][A-Za-z0-9_]*(?:/|$)")
-_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
-_CAMEL_TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_VOWEL = re.compile(r"[aeiou]")
-_CONSONANTS = re.compile(r"[^aeiouy]{5}")
+_FORMAT_SPEC = _rx(r"(?:^|(?<=[\s_./=:'\"-]))%[-#0 +]*\d*(?:\.\d+)?[sdifxXrcegu](?![A-Za-z0-9])")
+_WORD_SEGMENT = _rx(r"(?:^|(?<=[/._=:-]))[a-z]{3,}(?=$|[/._=:-])")
+_GO_TEST = _rx(r"(?:Test|Benchmark|Example|Fuzz)[A-Z][A-Za-z0-9_]*(?:/|$)")
+_UUID = _rx(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+_CAMEL_TOKEN = _rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_VOWEL = _rx(r"[aeiou]")
+_CONSONANTS = _rx(r"[^aeiouy]{5}")
 
 
 def _camel_words(value: str) -> bool:
@@ -191,9 +223,9 @@ def _wordy(value: str) -> bool:
     return bare != value and (not bare.strip(":/_.-") or _wordy(bare))
 
 
-_DIGIT_RUN = re.compile(r"\d+")
-_ALNUM_RUN = re.compile(r"[A-Za-z0-9]{3,}")
-_LAST_WORD = re.compile(r"(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}|[a-z]{3,})$")
+_DIGIT_RUN = _rx(r"\d+")
+_ALNUM_RUN = _rx(r"[A-Za-z0-9]{3,}")
+_LAST_WORD = _rx(r"(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}|[a-z]{3,})$")
 
 
 def credential_mix(value: str) -> bool:
@@ -228,7 +260,7 @@ def _word_number(run: str, m: re.Match[str]) -> bool:
 # Crypto addresses and public keys (Solana, 32 bytes in base58) are named `*_key` in API
 # docs but are public. A random alphanumeric value of this length avoids 0/O/I/l only ~5% of
 # the time, which is the generic rule's price for not flagging every wallet address.
-_BASE58_PUBKEY = re.compile(r"[1-9A-HJ-NP-Za-km-z]{43,44}|0x[0-9a-fA-F]{40}")
+_BASE58_PUBKEY = _rx(r"[1-9A-HJ-NP-Za-km-z]{43,44}|0x[0-9a-fA-F]{40}")
 
 
 def looks_secret(value: str, min_len: int = MIN_VALUE_LEN, digitless_ok: bool = False) -> bool:
@@ -257,7 +289,7 @@ def looks_secret(value: str, min_len: int = MIN_VALUE_LEN, digitless_ok: bool = 
     return entropy(value) >= ENTROPY_THRESHOLD
 
 
-_BASE64_VALUE = re.compile(r"/[A-Za-z0-9+/]{19,}={0,2}")
+_BASE64_VALUE = _rx(r"/[A-Za-z0-9+/]{19,}={0,2}")
 
 
 def _slash_base64(value: str) -> bool:
@@ -266,10 +298,10 @@ def _slash_base64(value: str) -> bool:
 
 
 # between two letters or digits, where no name, path, link or address puts it
-_STRONG_PUNCT = re.compile(r"(?<=[A-Za-z0-9])[#%()\[\]{}<>!$^*~?|](?=[A-Za-z0-9])")
+_STRONG_PUNCT = _rx(r"(?<=[A-Za-z0-9])[#%()\[\]{}<>!$^*~?|](?=[A-Za-z0-9])")
 
 # `v2.2.1@29824e69…`: an action or package pinned to a commit
-_VERSION_PIN = re.compile(r"v?\d+(?:\.\d+)*@[0-9a-f]{7,40}\b")
+_VERSION_PIN = _rx(r"v?\d+(?:\.\d+)*@[0-9a-f]{7,40}\b")
 
 
 def _unquote(value: str) -> str:
@@ -286,7 +318,7 @@ def _not_placeholder(value: str) -> bool:
     return not is_placeholder(value) and entropy(value) >= 2.5
 
 
-_B64_CHARS = re.compile(r"[A-Za-z0-9+/]")
+_B64_CHARS = _rx(r"[A-Za-z0-9+/]")
 
 
 def _pem_body(block: str) -> bool:
@@ -296,10 +328,6 @@ def _pem_body(block: str) -> bool:
 
 
 # --- the rules ------------------------------------------------------------------------------
-
-
-def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
 
 
 _TOKEN_END = r"(?![A-Za-z0-9_])"
@@ -329,7 +357,7 @@ _ASSIGN_TAIL = (
 )
 # `postgres://postgres:postgres@db`, `github://org:repo@sha`: a plain word in the password
 # place is an example or a path syntax, not a credential.
-_PLAIN_WORD = re.compile(r"[a-z]+|[0-9]{1,4}")
+_PLAIN_WORD = _rx(r"[a-z]+|[0-9]{1,4}")
 
 # A label in prose or markdown, then the value in backticks or quotes within a few characters:
 # "API key `…`", "**Secret Key**: `…`", "the user's provided key (`…`)", "token is '…'".
@@ -386,7 +414,7 @@ _PROSE_VERBS = (
     r"|это|是|为|為|は|が|는|은|이|가|:|：|->|→|—|–"
     r"|è|\bto\b|\bjest\b|är|هي|है"
 )
-_PROSE = re.compile(
+_PROSE = _rx(
     "(?<![a-z0-9_])(?:"
     + "|".join(map(re.escape, sorted(_PROSE_NAMES, key=len, reverse=True)))
     + ")(?![a-z0-9_])"
@@ -406,7 +434,7 @@ _PROSE = re.compile(
 _PROSE_ASCII_TRIGGERS = ("pass", "key", "toke", "secr", "clave", "senha", "chave", "jeton",
                          "kennwort", "contrase", "segredo", "geheim", "wachtw", "chiav")  # fmt: skip
 _PROSE_OTHER_TRIGGERS = tuple(dict.fromkeys(n for n in _PROSE_NAMES if not n.isascii()))
-_PROSE_OTHER_CHARS = re.compile(
+_PROSE_OTHER_CHARS = _rx(
     "[" + "".join(sorted({c for n in _PROSE_OTHER_TRIGGERS for c in n if not c.isascii()})) + "]"
 )
 assert all(_PROSE_OTHER_CHARS.search(n) for n in _PROSE_OTHER_TRIGGERS)
@@ -843,14 +871,14 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-_PUBLIC_NAME = re.compile(r"(?i)public|publishable|pubkey")
+_PUBLIC_NAME = _rx(r"(?i)public|publishable|pubkey")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # A value written in prose after a label is held to a stricter standard than one assigned to
 # a variable: prose puts names, paths and identifiers in backticks all the time.
 LABELLED_MIN_LEN = 16
 LABELLED_MIN_ENTROPY = 3.5  # 3.0 for hex, whose alphabet cannot reach more than 4 bits
-_HEX = re.compile(r"[0-9a-fA-F]+")
-_IDENTIFIER = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|[0-9a-f]{40}")
+_HEX = _rx(r"[0-9a-fA-F]+")
+_IDENTIFIER = _rx(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|[0-9a-f]{40}")
 
 
 def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | None:
@@ -931,14 +959,14 @@ def _generated(value: str) -> bool:
     )
 
 
-_REGEX_SYNTAX = re.compile(r"[A-Za-z0-9]-[A-Za-z0-9]\]|\\[dDwWsSb]|\{\d+(?:,\d*)?\}")
+_REGEX_SYNTAX = _rx(r"[A-Za-z0-9]-[A-Za-z0-9]\]|\\[dDwWsSb]|\{\d+(?:,\d*)?\}")
 
 
 _OPENERS = {")": "(", "]": "[", "}": "{", ">": "<"}
 _TRAILING = ".,;:!?&|'\"`"
 # Where an unquoted value stops being one: the next field of a query string, a form body or a
 # cookie (`&b=`, `;gt=`, `%26name%3D`).
-_NEXT_FIELD = re.compile(r"(?:[&;,|]|%26)[A-Za-z_][\w.-]{0,40}(?:=|:|%3[dD])")
+_NEXT_FIELD = _rx(r"(?:[&;,|]|%26)[A-Za-z_][\w.-]{0,40}(?:=|:|%3[dD])")
 
 
 def _in_query(text: str, start: int) -> bool:
@@ -997,7 +1025,7 @@ def _prose_value(value: str, verb: bool) -> bool:
     return entropy(value) >= min(_labelled_entropy(value), 3.2)
 
 
-_FIELD = re.compile(r"[a-z_]{2,}=")  # `method=password ip=192.168.1.100`: the next field
+_FIELD = _rx(r"[a-z_]{2,}=")  # `method=password ip=192.168.1.100`: the next field
 
 
 def _labelled_entropy(value: str) -> float:
@@ -1015,10 +1043,10 @@ def _labelled_entropy(value: str) -> float:
     return LABELLED_MIN_ENTROPY
 
 
-_PASSWORD_PUNCT = re.compile(r"[#%&()\[\]{}<>!@$^*+=~?;,|]")
+_PASSWORD_PUNCT = _rx(r"[#%&()\[\]{}<>!@$^*+=~?;,|]")
 
 
-_HASH_REF = re.compile(r"(?:sha|md5|blake|crc)\w*[:\[=]", re.I)
+_HASH_REF = _rx(r"(?:sha|md5|blake|crc)\w*[:\[=]", re.I)
 
 
 def _named(text: str, start: int, end: int, value: str) -> str | None:
@@ -1038,7 +1066,7 @@ def _named(text: str, start: int, end: int, value: str) -> str | None:
     return None
 
 
-_PUNCT = re.compile(r"[|,;&)\]}>]")
+_PUNCT = _rx(r"[|,;&)\]}>]")
 
 
 def _code(text: str, start: int, end: int, sep: str) -> bool:
@@ -1064,12 +1092,12 @@ def _code(text: str, start: int, end: int, sep: str) -> bool:
     return sep != ":" and _DOTTED_NAME.fullmatch(text, start, end) is not None
 
 
-_ENV_LINE = re.compile(r"[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*=")
+_ENV_LINE = _rx(r"[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*=")
 # `f(`, `a.b::c[`, `Vec<`, a macro `dec!(`, optional chaining `apiKey?.substring(`
-_CALL = re.compile(r"([A-Za-z_$][\w$]*(?:(?:\.|::|\?\.)[A-Za-z_$][\w$]*)*)!?[(\[<]")
+_CALL = _rx(r"([A-Za-z_$][\w$]*(?:(?:\.|::|\?\.)[A-Za-z_$][\w$]*)*)!?[(\[<]")
 
 
-_BRACKET = re.compile(r"[(\[{<)\]}>]")
+_BRACKET = _rx(r"[(\[{<)\]}>]")
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
 
@@ -1103,11 +1131,11 @@ def _scrambled(value: str) -> bool:
 
 
 # `HashMap`, `getToken`, `Vec`, `sha256`: a head made of words of three letters or more
-_NAME_WORDS = re.compile(r"(?:[a-z]{3,}|[A-Z][a-z]{2,})(?:[A-Z][a-z]{2,})*\d*")
+_NAME_WORDS = _rx(r"(?:[a-z]{3,}|[A-Z][a-z]{2,})(?:[A-Z][a-z]{2,})*\d*")
 
 
 # `S8(Wz…`, `K7[Kew…`, `J0eC7l[y6…`: a capital and a digit start a generated value, not a name
-_CAPITAL_DIGIT = re.compile(r"[A-Z][0-9][A-Za-z0-9]{0,4}")
+_CAPITAL_DIGIT = _rx(r"[A-Z][0-9][A-Za-z0-9]{0,4}")
 
 
 def _random_head(s: str) -> bool:
@@ -1127,7 +1155,7 @@ def _random_run(s: str) -> bool:
     )
 
 
-_WORD_NUMBER = re.compile(r"[a-z_]+\d+|[A-Z]?[a-z]+\d+")
+_WORD_NUMBER = _rx(r"[a-z_]+\d+|[A-Z]?[a-z]+\d+")
 
 
 def _basic_credentials(value: str) -> bool:
@@ -1157,7 +1185,7 @@ def _byte_array(value: str) -> bool:
 
 # `$PASS`, `${PASS}`, `$(cat f)`, `%PASS%`, `{{ x }}`; inside a value a `$` not closing a
 # `${…}` or `$(…)` is a character of a password (`E6QcxBd;$lpsh1O`, `WyayU$T7BR*K`)
-_SHELL_REF = re.compile(r"^[$%]|\$\{[^}\s]*\}|\$\([^)\s]*\)|%[A-Za-z_][A-Za-z0-9_]{2,}%|\{\{")
+_SHELL_REF = _rx(r"^[$%]|\$\{[^}\s]*\}|\$\([^)\s]*\)|%[A-Za-z_][A-Za-z0-9_]{2,}%|\{\{")
 
 
 def _cli_password(value: str) -> bool:
@@ -1188,7 +1216,7 @@ def _cli_password(value: str) -> bool:
 # different first characters never compete for a place, so the order among them changes no
 # match, only how many the engine tries before the right one.
 _AN16 = "[A-Za-z0-9]{16}"
-_GATE = re.compile(
+_GATE = _rx(
     "|".join(
         [
             r"-(?:[A-Za-z0-9]{16}|[A-Za-z0-9_-]{20}|us\d{1,2}(?![A-Za-z0-9]))",
@@ -1308,17 +1336,18 @@ def _at_start() -> tuple[dict[str, tuple[_Row, ...]], dict[str, tuple[_Row, ...]
 
 
 _AT_TWO, _AT_ONE = _at_start()
-_TELEGRAM = re.compile(r"(?P<b>\d{8,10}:AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])")
-_SQUASH = re.compile(r"[^a-z0-9]")  # `new-york-times`, `NEW_YORK_TIMES`: one name
-_NAMED_INDEX: list[tuple[re.Pattern[str], dict[str, list[tuple[Named, re.Pattern[str]]]]]] = []
+_TELEGRAM = _rx(r"(?P<b>\d{8,10}:AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])")
+_SQUASH = _rx(r"[^a-z0-9]")  # `new-york-times`, `NEW_YORK_TIMES`: one name
+_NAMED_INDEX: list[tuple[re.Pattern[str], dict[str, list[tuple[Named, _Rx]]]]] = []
 
 
-def _named_index() -> tuple[re.Pattern[str], dict[str, list[tuple[Named, re.Pattern[str]]]]]:
-    """(a regex of every NAMED keyword, keyword → its rows), built on first use."""
+def _named_index() -> tuple[re.Pattern[str], dict[str, list[tuple[Named, _Rx]]]]:
+    """(a regex of every NAMED keyword, keyword → its rows), built on first use; a row's value
+    shape is compiled when a name holds one of its keywords."""
     if not _NAMED_INDEX:
-        rows: dict[str, list[tuple[Named, re.Pattern[str]]]] = {}
+        rows: dict[str, list[tuple[Named, _Rx]]] = {}
         for n in NAMED:
-            rx = re.compile(n.value)
+            rx = _rx(n.value)
             for k in n.keywords:
                 rows.setdefault(_SQUASH.sub("", k), []).append((n, rx))
         kw = re.compile("|".join(sorted(map(re.escape, rows), key=len, reverse=True)))
@@ -1326,8 +1355,8 @@ def _named_index() -> tuple[re.Pattern[str], dict[str, list[tuple[Named, re.Patt
     return _NAMED_INDEX[0]
 
 
-_SEPARATOR = re.compile(r"[./=+~:]")
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9_.~+/=:-]*")
+_SEPARATOR = _rx(r"[./=+~:]")
+_TOKEN_RUN = _rx(r"[A-Za-z0-9_.~+/=:-]*")
 
 
 def _providers(text: str, hits: list[int], cands: list[tuple[int, int, int, str]]) -> None:
@@ -1433,9 +1462,7 @@ DETECTORS: tuple[str, ...] = tuple(
 
 
 _BYTES_RULES = frozenset(id(r) for r in RULES if r.detector == "crypto-private-key")
-_BYTE_ARRAY = re.compile(
-    r"\[[ \t]*\d{1,3}[ \t]*,"
-)  # what the wallet-bytes rule's value starts with
+_BYTE_ARRAY = _rx(r"\[[ \t]*\d{1,3}[ \t]*,")  # what the wallet-bytes rule's value starts with
 
 _CASED = tuple(r for r in RULES if not r.lower)
 _LOWERED = tuple(r for r in RULES if r.lower)
@@ -1590,9 +1617,9 @@ def _merge(cands: list[Cand]) -> list[Finding]:
 # --- markdown tables and bare key files -----------------------------------------------------
 
 # A wallet's keypair file shown alone (the output of `cat ~/.config/solana/id.json`)
-_BARE_KEYPAIR = re.compile(r"\[[ \t]*\d{1,3}(?:[ \t]*,[ \t]*\d{1,3}){63}[ \t]*\]")
-_TABLE_RULE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?")
-_DASHES = re.compile(r"-{3,}")
+_BARE_KEYPAIR = _rx(r"\[[ \t]*\d{1,3}(?:[ \t]*,[ \t]*\d{1,3}){63}[ \t]*\]")
+_TABLE_RULE = _rx(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?")
+_DASHES = _rx(r"-{3,}")
 
 
 def _table_rules(text: str) -> Iterator[tuple[int, int]]:
@@ -1608,12 +1635,8 @@ def _table_rules(text: str) -> Iterator[tuple[int, int]]:
         pos = b + 1
 
 
-_SECRET_CELL = re.compile(
-    r"(?i)pass(?:w(?:or)?d)?\b|passwd|secret|token|api[ _-]?key|\bkey\b|credential"
-)
-_NOT_VALUE_CELL = re.compile(
-    r"(?i)name|public|type|descr|purpose|where|env|var|format|prefix|scope"
-)
+_SECRET_CELL = _rx(r"(?i)pass(?:w(?:or)?d)?\b|passwd|secret|token|api[ _-]?key|\bkey\b|credential")
+_NOT_VALUE_CELL = _rx(r"(?i)name|public|type|descr|purpose|where|env|var|format|prefix|scope")
 
 
 # Lines of a key's base64 body with no BEGIN marker in sight: a chunk cut from the middle of
@@ -1622,9 +1645,9 @@ _B64_LINES = (
     r"(?:(?:[A-Za-z0-9+/]{64}(?:\r?\n|\\n)){3,}[A-Za-z0-9+/]{0,64}"
     r"|(?:[A-Za-z0-9+/]{70}(?:\r?\n|\\n)){3,}[A-Za-z0-9+/]{0,70})={0,2}"
 )
-_KEY_BODY = re.compile(r"\n(" + _B64_LINES + ")")
-_KEY_BODY_ESCAPED = re.compile(r"\\n(" + _B64_LINES + ")")
-_KEY_BODY_START = re.compile(r"(?:[A-Za-z0-9+/]{1,70}(?:\r?\n|\\n))?(" + _B64_LINES + ")")
+_KEY_BODY = _rx(r"\n(" + _B64_LINES + ")")
+_KEY_BODY_ESCAPED = _rx(r"\\n(" + _B64_LINES + ")")
+_KEY_BODY_START = _rx(r"(?:[A-Za-z0-9+/]{1,70}(?:\r?\n|\\n))?(" + _B64_LINES + ")")
 
 
 def _key_body(text: str, cands: list[Cand]) -> None:
@@ -1634,8 +1657,8 @@ def _key_body(text: str, cands: list[Cand]) -> None:
             cands.append((m.start(), m.end(), 1, "private-key"))
 
 
-_KEY_END = re.compile(r"-----END " + _PEM_LABEL + r"-----")
-_BODY_LINE = re.compile(r"[A-Za-z0-9+/=]{8,}[ \t]*$")
+_KEY_END = _rx(r"-----END " + _PEM_LABEL + r"-----")
+_BODY_LINE = _rx(r"[A-Za-z0-9+/=]{8,}[ \t]*$")
 
 
 def _key_tail(text: str, cands: list[Cand]) -> None:
@@ -1673,7 +1696,7 @@ def _bare_keypairs(text: str, cands: list[Cand]) -> None:
             cands.append((m.start(), m.end(), 5, "crypto-private-key"))
 
 
-_BAR = re.compile(r"\|")
+_BAR = _rx(r"\|")
 
 
 def _cells(text: str, a: int, b: int) -> list[tuple[int, int]]:
@@ -1732,9 +1755,9 @@ def _tables(text: str, cands: list[Cand]) -> None:
 # --- views: a token wrapped over two lines, base64 decoded -----------------------------------
 
 # A line break inside a token: a newline (or the `\n` of JSON-escaped text) and indentation.
-_BREAK = re.compile(r"(?:\\?\r?\n|(?:\\\\)?\\r?\\n)[ \t]*")  # `…\` continues a shell line
-_CONTINUATION = re.compile(r"[A-Za-z0-9_+/=.~-]{4,512}")
-_LINE_END = re.compile(r"[ \t]*(?:$|\r?\n|\\[rn])")
+_BREAK = _rx(r"(?:\\?\r?\n|(?:\\\\)?\\r?\\n)[ \t]*")  # `…\` continues a shell line
+_CONTINUATION = _rx(r"[A-Za-z0-9_+/=.~-]{4,512}")
+_LINE_END = _rx(r"[ \t]*(?:$|\r?\n|\\[rn])")
 
 
 def _next_line_run(
@@ -1804,7 +1827,7 @@ _GENERIC = frozenset(
 
 _B64_HINTS = ("base64", "b64", "-data", "decode", "atob")
 _DASHES_B64 = ("LS0tLS", "0tLS0t", "tLS0tL")  # `-----` in base64, at its three alignments
-_B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
+_B64_RUN = _rx(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 
 # Every word `_scan` and `find` look for in the lowered text, each looked for once per text:
 # the lowered rules' triggers, the prose names' triggers, the lowercase token prefixes, the
@@ -1838,7 +1861,7 @@ def _anchored() -> dict[str, tuple[tuple[str, int], ...]]:
 
 
 _ANCHORED = _anchored()
-_RARE_WORDS = re.compile(
+_RARE_WORDS = _rx(
     "|".join(
         re.escape(c)
         + "(?:"
