@@ -246,3 +246,25 @@ def test_a_filter_selecting_one_percent_still_returns_its_best_hits(
     assert got and {i for i, _ in got} <= rare_ids
     best = mem.lexical_search("lock parser", k=10_000)
     assert [i for i, _ in got] == [i for i, _ in best if i in rare_ids][:10]
+
+
+def test_rows_waiting_for_a_vector_beside_the_index_never_take_a_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ann.THRESHOLD_ENV, "100")
+    path = make_memory(tmp_path / "mem", 500)
+    assert ann.build(path) == "build"
+    waiting = rows(500, 300, seed=2)
+    for c in waiting:
+        c.vector = None
+    fresh = rows(800, 20, seed=3)
+    mem = open_memory(path)
+    with mem.writer(interactive=False) as w:
+        w.append(waiting)
+        w.append(fresh)
+    mem = open_memory(path)
+    assert mem.has_ann_index() and ann.state(mem).unindexed == 320
+    q = np.asarray(fresh[0].vector)
+    got = mem.vector_search(q, k=50)
+    assert len(got) == 50 and got[0][0] == fresh[0].id
+    assert not {i for i, _ in got} & {c.id for c in waiting}

@@ -45,11 +45,14 @@ from funes.store.private import private_dir
 if TYPE_CHECKING:
     from funes.store.memory import Memory
 
-# Measured with bench/ann.py (random unit vectors, recall's vector leg, k = 100, CPU ms per
-# query, medians; docs/store.md): flat 20.6 at 20k, 41.7 at 50k; the index 27.1 at 20k and 53.4
-# at 50k (refine 5: 500 exact re-reads) — it does not pay below 50k. Rows stored after a build
-# cost what a flat scan of them does (≈ 0.8 ms of CPU per 1,000), hence a refresh at 10,000.
-ANN_THRESHOLD = 50_000
+# Measured with bench/ann.py (random unit vectors; recall's vector leg, k = 100; CPU ms per
+# query, medians of 40, 2 shared cores; docs/store.md "Large histories"): a flat scan costs
+# ≈ 1 ms per 1,000 vectors (19.2 at 20k, 47.8 at 50k, 115 at 100k); through the index a query
+# costs 14–26 whatever the size (refine 5: recall@10 0.97, @100 0.93), so the index beats the
+# scan from ≈ 15k vectors and is built from 20k. Rows stored after a build are scanned beside it
+# at the flat rate (+8.6 ms for 10k over a 20k index, +19.8 for 20k), hence a refresh from 10k
+# (12 s of CPU for 20k rows into a 20k index, then 16 ms a query).
+ANN_THRESHOLD = 20_000
 ANN_REFRESH_ROWS = 10_000
 THRESHOLD_ENV = "FUNES_ANN_THRESHOLD"
 REFRESH_ENV = "FUNES_ANN_REFRESH"

@@ -327,12 +327,16 @@ class Memory:
         q = np.asarray(vector, dtype=np.float32)
         if q.shape != (self.dim,):
             raise FunesError(f"query vector has {q.size} dimensions; {self.label} holds {self.dim}")
-        cond = "vector IS NOT NULL" + (f" AND ({where})" if where else "")
         nearest: dict[str, Any] = {"column": "vector", "q": q, "k": k, "metric": "l2"}
         if not exact and self.has_ann_index():
             nearest.update(nprobes=ann_mod.NPROBES, refine_factor=ann_mod.REFINE)
+            # No `vector IS NOT NULL` here: the index holds no null vector, rows outside it
+            # without one are at no distance (dropped below), and evaluating it reads every
+            # row's vector — 135 ms of CPU a query at 100k instead of 10 (bench/ann.py).
+            cond = where
         else:
             nearest["use_index"] = False
+            cond = "vector IS NOT NULL" + (f" AND ({where})" if where else "")
         t = self._ds.to_table(
             columns=["id", "_distance"], nearest=nearest, filter=cond, prefilter=True
         )
