@@ -44,11 +44,25 @@ def test_a_terminal_index_shows_its_steps_at_once_and_one_estimate(private_home:
     assert "opening the memory (2 files to look at)" in steps, steps
     assert any(s.startswith("loading the embedding model (") for s in steps), steps
     # Bars: funes' estimate only, never tqdm's `elapsed<remaining` or its rate.
-    assert "passes [" in term and "chunks [" in term
+    assert "files [" in term and "chunks [" in term
     assert not re.search(r"\d\d:\d\d<\d\d:\d\d|\d+\.\d+(?:it|pass|chunk)/s", term), term[-800:]
     # The budget's question (with its estimate) is taken off the screen once answered.
     asked = term.index("Finish it now? [Y/n]")
     assert "\x1b[1A\x1b[2K" in term[asked:]
+
+
+def test_a_sweeps_bar_counts_the_files_of_each_read(private_home: Path) -> None:
+    """A sweep reads the pending files three times (their text, then tool calls, then tool
+    results). Its bar counted "passes" over all three at once — `text: 0/6 passes` for two
+    sessions — a unit a new user cannot map to anything; it counts the files of each read."""
+    write_claude(private_home, "sess-files", 9)
+    write_codex(private_home, "cdx-files", 6)
+    status, out, term = run_on_a_sized_terminal(["index", "--no-embed"], [], {})
+    assert status == 0, term
+    assert out.strip().startswith("indexed sessions=2 skipped=0 chunks="), out
+    for read in ("text (1 of 3)", "tool calls (2 of 3)", "tool results (3 of 3)"):
+        assert re.search(rf"{re.escape(read)}: [012]/2 files \[", term), (read, term[-600:])
+    assert "pass" not in term, term[-600:]
 
 
 def test_a_terminal_that_reports_no_size_still_shows_the_bar(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ def test_a_sweep_past_its_budget_asks_on_a_terminal_and_declining_says_what_is_l
     status, out, term = answer_on_a_terminal(["index"], [b"n"], env)
     assert status == 0, term
     assert "more to index (~" in term and "left, rough). Finish it now? [Y/n]" in term
-    assert "funes: 6 pass(es) over 2 sessions left — per-turn indexing" in term
+    assert "funes: 2 sessions not fully indexed yet — per-turn indexing" in term
     assert out.strip() == "indexed sessions=0 skipped=0 chunks=0 embedded=0"
     # Yes finishes every pass and every vector; nothing is left to say.
     status, out, term = answer_on_a_terminal(["index"], [b""], env)
@@ -45,11 +45,12 @@ def test_without_a_terminal_the_run_names_the_chunks_waiting_and_the_command(
         f"funes: {waiting:,} chunks are stored without vectors (searchable by words now) — "
         f"`funes index --backfill --memory {mem}` embeds them"
     ]
-    # A budgeted sweep stopped off a terminal says how many passes over how many sessions.
+    # A budgeted sweep stopped off a terminal says how many sessions it left unfinished.
     write_codex(private_home, "cdx-n", 4)
     r = run_cmd("funes", "index", "--memory", mem, env={"FUNES_INDEX_BUDGET": "0"})
     assert r.returncode == 0
-    assert "funes: 3 pass(es) over 1 session left" in r.stderr.decode()  # claude: current
+    assert "funes: 1 session not fully indexed yet" in r.stderr.decode()  # claude: current
+    assert "pass" not in r.stderr.decode()
 
 
 def test_when_the_budget_ends_while_embedding_the_terminal_is_asked_to_finish(
@@ -92,7 +93,14 @@ class _Clock:
         return None
 
     def update(
-        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
+        self,
+        phase: str,
+        done: int,
+        total: int,
+        chunks: int,
+        force: bool = False,
+        unit: str = "",
+        after: int = 0,
     ) -> None:
         if phase == "embedding":
             self.embedding.append((done, total))
@@ -132,7 +140,14 @@ class _Recorder:
         self.events.append(("status", text))
 
     def update(
-        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
+        self,
+        phase: str,
+        done: int,
+        total: int,
+        chunks: int,
+        force: bool = False,
+        unit: str = "",
+        after: int = 0,
     ) -> None:
         self.events.append(("update", phase, str(done), str(total)))
 
@@ -169,7 +184,14 @@ class _SlowLoad:
             self.clock[0] += 30
 
     def update(
-        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
+        self,
+        phase: str,
+        done: int,
+        total: int,
+        chunks: int,
+        force: bool = False,
+        unit: str = "",
+        after: int = 0,
     ) -> None:
         if phase == "embedding" and done and not self.ticked:
             self.ticked = True
@@ -198,12 +220,19 @@ def test_the_question_estimates_as_the_bar_does_without_the_models_load(
 
 class _Counts(_Recorder):
     def update(
-        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
+        self,
+        phase: str,
+        done: int,
+        total: int,
+        chunks: int,
+        force: bool = False,
+        unit: str = "",
+        after: int = 0,
     ) -> None:
-        self.events.append(("update", phase, str(done), str(total), str(chunks)))
+        self.events.append(("update", phase, str(done), str(total), str(chunks), str(after)))
 
 
-def test_the_pass_bar_counts_the_chunks_found_before_they_are_committed(
+def test_the_sweeps_bar_counts_the_chunks_found_before_they_are_committed(
     private_home: Path,
 ) -> None:
     """A sweep commits every 2 s: the bar's `N chunks` counted only committed ones, and said
@@ -214,6 +243,7 @@ def test_the_pass_bar_counts_the_chunks_found_before_they_are_committed(
     opts = indexer.IndexOptions(home=private_home, budget=None, embed=False)
     report = indexer.index(opts, progress=progress)
     assert report.chunks == 40
-    text = [e for e in progress.events if e[:2] == ("update", "text")]
-    assert text[-1][2:4] == ("4", "12")  # the text tier's 4 passes of 12 …
+    text = [e for e in progress.events if e[:2] == ("update", "text (1 of 3)")]
+    assert text[-1][2:4] == ("4", "4")  # the text read's 4 files of 4 …
     assert int(text[-1][4]) == 24  # … found its 24 chunks (6 per session), not yet committed
+    assert text[-1][5] == "8"  # with 8 files to read after it: tool calls and tool results

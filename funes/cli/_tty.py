@@ -236,8 +236,9 @@ class IndexProgress:
     """`funes index`'s progress (funes.ingest.report.Progress) on a terminal, from the first
     second: a spinner line naming the step while there is nothing to count yet (finding the
     sessions, opening the memory, loading the model), then a bar per phase. The bar carries the
-    run's one time estimate — average time per pass (or chunk) so far × what is left, as the
-    prompts compute theirs — and not tqdm's own."""
+    run's one time estimate — average time per file read (or chunk) so far × what is left, the
+    sweep's later reads included, as the prompts compute theirs — and not tqdm's own. A sweep's
+    bar counts the files of one read (`text (1 of 3): 8/13 files`), as a user counts them."""
 
     FORMAT = "{desc}: {n_fmt}/{total_fmt} {unit} [{elapsed}{postfix}]"
 
@@ -267,7 +268,14 @@ class IndexProgress:
         self._stop = self._spinner = None
 
     def update(
-        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
+        self,
+        phase: str,
+        done: int,
+        total: int,
+        chunks: int,
+        force: bool = False,
+        unit: str = "",
+        after: int = 0,
     ) -> None:
         if not self._tty:
             return
@@ -276,20 +284,18 @@ class IndexProgress:
             self.clear()
             self._phase = phase
             self._since = (time.monotonic(), done)
-            self._bar = progress(
-                total, phase, unit="chunks" if phase == "embedding" else "passes",
-                bar_format=self.FORMAT,
-            )  # fmt: skip
+            unit = unit or ("chunks" if phase == "embedding" else "files")
+            self._bar = progress(total, phase, unit=unit, bar_format=self.FORMAT)
         self._bar.total = total
         self._bar.n = done
         parts = [] if phase == "embedding" else [f"{chunks:,} chunks"]
         t0, n0 = self._since
-        if done > n0 and total > done:
+        if done > n0 and total - done + after > 0:
             # lazy: funes.ingest.report stays off fast commands' start-up
             from funes.ingest.report import fmt_eta
 
             rate = (time.monotonic() - t0) / (done - n0)
-            parts.append(f"~{fmt_eta(rate * (total - done))} left")
+            parts.append(f"~{fmt_eta(rate * (total - done + after))} left")
         self._bar.set_postfix_str(", ".join(parts), refresh=False)
         self._bar.refresh() if force else self._bar.update(0)
 

@@ -106,10 +106,16 @@ def index(
                     )
                     for tier in TIERS
                 ]
-                todo = [(tier, u) for tier, us in passes for u in us]
+                # Each read: its tier, its file, the file's place among the tier's, the files
+                # of the tiers after (the bar counts one tier's files; its estimate, all).
+                todo = [
+                    (tier, u, j + 1, len(us), sum(len(later) for _, later in passes[k + 1 :]))
+                    for k, (tier, us) in enumerate(passes)
+                    for j, u in enumerate(us)
+                ]
                 pending = {u for _, us in passes for u in us}
                 report.skipped = len([u for u in units if u not in pending])
-                for i, (tier, u) in enumerate(todo):
+                for i, (tier, u, j, m, after) in enumerate(todo):
                     if not finish and deadline is not None and time.monotonic() >= deadline:
                         left = len(todo) - i
                         if interactive and ask is not None:
@@ -121,9 +127,9 @@ def index(
                             declined = not finish
                         if not finish:
                             report.passes_left = left
-                            report.sessions_left = len({_key(x) for _, x in todo[i:]})
+                            report.sessions_left = len({_key(x[1]) for x in todo[i:]})
                             break
-                    run.unit(u, (tier,), tier, i + 1, len(todo))
+                    run.unit(u, (tier,), _reading(tier), j, m, after)
             else:
                 for i, u in enumerate(units):
                     if state.current(_key(u), u.signature(), TIERS[-1], opts.thinking):
@@ -175,6 +181,13 @@ def index(
     return report
 
 
+def _reading(tier: str) -> str:
+    """A sweep's phase as its bar names it: what of the sessions it reads, and which of the
+    sweep's reads that is (`text (1 of 3)`, `tool calls (2 of 3)`)."""
+    what = {"text": "text", "tool_use": "tool calls", "tool_result": "tool results"}
+    return f"{what.get(tier, tier)} ({TIERS.index(tier) + 1} of {len(TIERS)})"
+
+
 class _Run:
     """Buffers chunks across files and commits them in batches; records state after commits."""
 
@@ -193,8 +206,13 @@ class _Run:
         self.sessions: set[str] = set()  # session ids read (a Hub shard holds many)
         self.last_flush = time.monotonic()
 
-    def unit(self, u: Unit, tiers: tuple[str, ...], phase: str, i: int, n: int) -> None:
-        self.progress.update(phase, i - 1, n, self.report.chunks + len(self.buf))  # from the first
+    def unit(
+        self, u: Unit, tiers: tuple[str, ...], phase: str, i: int, n: int, after: int = 0
+    ) -> None:
+        """Read ``u``, the ``i``-th of the ``n`` files of ``phase``, with ``after`` files to
+        read in the phases after it."""
+        chunks = self.report.chunks + len(self.buf)
+        self.progress.update(phase, i - 1, n, chunks, unit="files", after=after)  # from the first
         sig = u.signature()
         stats = FileStats(display_path(u.name))
         ids = self.w.ids
@@ -229,11 +247,13 @@ class _Run:
         if (
             len(self.buf) >= FLUSH_CHUNKS
             or time.monotonic() - self.last_flush >= FLUSH_SECONDS
-            or i == n
+            or (i == n and not after)
         ):
             self.flush()
         # chunks found so far, stored or still in the batch (committed every 2 s or 4,000)
-        self.progress.update(phase, i, n, self.report.chunks + len(self.buf))
+        self.progress.update(
+            phase, i, n, self.report.chunks + len(self.buf), unit="files", after=after
+        )
 
     def commit(self) -> None:
         """Store the buffered chunks (state is recorded only by :meth:`flush`)."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from funes.chunking import EMBEDDED_SPLITS
+from funes.errors import counted
 from funes.sources import FileStats, no_turns
 
 MAX_LINE_NOTES = 10  # bad or repaired lines named one by one; the rest are counted
@@ -86,8 +87,17 @@ class Progress(Protocol):
     def status(self, text: str) -> None: ...
 
     def update(
-        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
-    ) -> None: ...
+        self,
+        phase: str,
+        done: int,
+        total: int,
+        chunks: int,
+        force: bool = False,
+        unit: str = "",
+        after: int = 0,
+    ) -> None:
+        """``done`` of ``total`` ``unit`` (files, chunks) of ``phase``; ``after`` more units to
+        go in the phases after it (the time estimate covers them too)."""
 
     def clear(self) -> None: ...
 
@@ -97,7 +107,14 @@ class _Silent:
         return None
 
     def update(
-        self, phase: str, done: int, total: int, chunks: int, force: bool = False, unit: str = ""
+        self,
+        phase: str,
+        done: int,
+        total: int,
+        chunks: int,
+        force: bool = False,
+        unit: str = "",
+        after: int = 0,
     ) -> None:
         return None
 
@@ -144,10 +161,9 @@ def describe(report: IndexReport, backfill_cmd: str = "funes index --backfill") 
             "head is embedded, the whole text is stored and searchable by words"
         )
     if report.passes_left:
-        s = "" if report.sessions_left == 1 else "s"
         lines.append(
-            f"{report.passes_left} pass(es) over {report.sessions_left} session{s} left — "
-            "per-turn indexing (or a `funes index` rerun) picks them up"
+            f"{counted(report.sessions_left, 'session')} not fully indexed yet — per-turn "
+            "indexing (or a `funes index` rerun) picks them up"
         )
     if report.embed_note:
         lines.append(report.embed_note)
