@@ -605,11 +605,11 @@ class Searcher:
         return terms, idf, unseen_mass / (sum(idf.values()) or 1.0), present
 
     def _has_vectors(self) -> bool:
-        """Whether any row has a vector yet, counted once per memory version (a count of
-        null vectors reads the whole vector column)."""
+        """Whether any row has a vector yet, asked once per memory version (a hook's write
+        makes a new one every turn: Memory.has_vectors reads no vector when it can help it)."""
         version = self.memory.version
         if self._vectors is None or self._vectors[0] != version:
-            self._vectors = (version, self.memory.count() > self.memory.count_without_vectors())
+            self._vectors = (version, self.memory.has_vectors())
         return self._vectors[1]
 
     def _sessions(self) -> ranker_t.Sessions:

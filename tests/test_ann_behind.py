@@ -268,3 +268,24 @@ def test_rows_waiting_for_a_vector_beside_the_index_never_take_a_place(
     got = mem.vector_search(q, k=50)
     assert len(got) == 50 and got[0][0] == fresh[0].id
     assert not {i for i, _ in got} & {c.id for c in waiting}
+
+
+def test_whether_a_memory_has_vectors_is_told_by_its_counts_index_or_one_row(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "mem"
+    mem = open_memory(path, create=True)
+    waiting = rows(0, 50, seed=1)
+    for c in waiting:
+        c.vector = None
+    with mem.writer(interactive=False) as w:
+        w.append(waiting)
+    mem = open_memory(path)
+    assert not mem.has_vectors()
+    (path / "counts.json").unlink()  # no counts: it looks for one row with a vector
+    assert not open_memory(path).has_vectors()
+    with mem.writer(interactive=False) as w:
+        w.set_vectors([waiting[3].id], np.asarray([rows(3, 1, seed=2)[0].vector]))
+    assert open_memory(path).has_vectors()
+    (path / "counts.json").unlink(missing_ok=True)
+    assert open_memory(path).has_vectors()

@@ -236,6 +236,17 @@ class Memory:
         """Rows waiting for a vector (the pieces past an oversized block's head never do)."""
         return self.count(WAITING_FOR_VECTOR)
 
+    def has_vectors(self) -> bool:
+        """Whether any row has a vector, without reading the vector column when the ANN index
+        or counts.json can tell (a scan for one costs ≈ 0.16 s of CPU at 100k rows, since the
+        filter reads vectors; the counts 4 ms, the index a look at the manifest)."""
+        if self.has_ann_index():
+            return True
+        found = counts.read(self.path) if self.origin.uri is None else None
+        if found is not None and found[1].version == self.version:
+            return found[0].chunks > found[0].without_vectors
+        return self._scan(["id"], "vector IS NOT NULL", 1).num_rows > 0
+
     def ids_without_vectors(self, limit: int | None = None) -> list[str]:
         t = self._scan(["id"], WAITING_FOR_VECTOR, limit)
         return [str(x) for x in t.column("id").to_pylist()]
