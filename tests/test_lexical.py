@@ -8,8 +8,11 @@ from pathlib import Path
 import bm25s
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from funes.store.lexical import LexicalIndex, Segment, merge
+from funes.store import lexical
+from funes.store.lexical import LexicalIndex, Segment, merge, merge_to
 from funes.store.tokenize import query_tokens, tokenize
 
 WORDS = (
@@ -144,6 +147,50 @@ def test_uncommitted_segments_are_invisible_and_collected(tmp_path: Path) -> Non
     assert again.search("committed") == [] and again.search("first")
     again.commit(1)  # the next writer's commit removes the orphan segment
     assert len([p for p in tmp_path.iterdir() if p.is_dir()]) == 1
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    sizes=st.lists(st.integers(0, 60), min_size=1, max_size=5),
+    step=st.integers(1, 50),
+    seed=st.integers(0, 1000),
+    drop=st.floats(0, 1),
+)
+def test_a_merge_written_range_by_range_is_the_merge_in_memory(
+    tmp_path_factory: pytest.TempPathFactory, sizes: list[int], step: int, seed: int, drop: float
+) -> None:
+    """A merge bigger than MERGE_STEP postings is streamed to disk a range of term hashes at a
+    time (bounded memory); it must give the very segment the in-memory merge gives — with
+    deletions, empty segments, repeated terms (tf > 255) and any cut of the hash space."""
+    rng = random.Random(seed)
+    root = tmp_path_factory.mktemp("lex")
+    segs, n = [], 0
+    for size in sizes:
+        docs = corpus(size, seed=rng.randrange(1000))
+        ids = [f"{n + i:016x}" for i in range(size)]
+        n += size
+        toks = [tokenize(t) for _, t in docs]
+        if toks and rng.random() < 0.3:
+            toks[0] = toks[0] + ["lock"] * 300  # a tf past uint8
+        seg = Segment.build(ids, toks)
+        if size and rng.random() < 0.5:
+            seg.deleted = np.array([rng.random() < drop for _ in range(size)])
+        segs.append(seg)
+    want = merge(segs)
+    old = lexical.MERGE_STEP
+    lexical.MERGE_STEP = step
+    try:
+        got = merge_to(segs, root, "s1")
+    finally:
+        lexical.MERGE_STEP = old
+    assert got.n_docs == want.n_docs
+    for key in ("terms", "indptr", "docs", "tfs", "dl", "ids"):
+        a, b = np.asarray(getattr(got, key)), np.asarray(getattr(want, key))
+        assert np.array_equal(a.astype(np.int64) if a.dtype.kind in "ui" else a,
+                              b.astype(np.int64) if b.dtype.kind in "ui" else b), key  # fmt: skip
+    assert not [p for p in root.iterdir() if p.name.startswith(".tmp")]
 
 
 def test_empty_segment_merge_is_empty() -> None:
