@@ -147,7 +147,7 @@ class Segment:
         deleted = np.load(path / deleted_file) if deleted_file else None
         return cls(
             arr("terms"), arr("indptr"), arr("docs"), arr("tfs"), arr("dl"),
-            np.load(path / "ids.npy"), deleted, path.name, deleted_file,
+            arr("ids"), deleted, path.name, deleted_file,
         )  # fmt: skip
 
     def save(self, root: Path, name: str) -> None:
