@@ -46,12 +46,12 @@ if TYPE_CHECKING:
     from funes.store.memory import Memory
 
 # Measured with bench/ann.py (random unit vectors; recall's vector leg, k = 100; CPU ms per
-# query, medians of 40, 2 shared cores; docs/store.md "Large histories"): a flat scan costs
+# query, medians of 40, 2 shared cores; docs/store.md "Vectors"): a flat scan costs
 # ≈ 1 ms per 1,000 vectors (19.2 at 20k, 47.8 at 50k, 115 at 100k); through the index a query
 # costs 14–26 whatever the size (refine 5: recall@10 0.97, @100 0.93), so the index beats the
 # scan from ≈ 15k vectors and is built from 20k. Rows stored after a build are scanned beside it
-# at the flat rate (+8.6 ms for 10k over a 20k index, +19.8 for 20k), hence a refresh from 10k
-# (12 s of CPU for 20k rows into a 20k index, then 16 ms a query).
+# at the flat rate (+8.6 ms for 10k over a 20k index, +19.8 for 20k; +11 and +39 over 50k),
+# hence a refresh from 10k: the index rebuilt over everything, in the background.
 ANN_THRESHOLD = 20_000
 ANN_REFRESH_ROWS = 10_000
 THRESHOLD_ENV = "FUNES_ANN_THRESHOLD"
@@ -178,19 +178,17 @@ def build(
             on_start(what, st.vectors)
         before = counts.read(path)
         ds = mem._ds
-        if what == "build":
-            ds = ds.create_index(
-                "vector",
-                "IVF_HNSW_SQ",
-                name=INDEX_NAME,
-                metric="l2",
-                replace=True,
-                num_partitions=max(1, st.vectors // PARTITION_ROWS),
-            )
-        else:
-            # The new rows go into the existing partitions (no retraining): a fraction of a
-            # build's cost, merged into the index so queries walk one graph per partition.
-            ds.optimize.optimize_indices(index_names=[INDEX_NAME])
+        # A refresh rebuilds it too: folding 20k new rows into a 50k index with Lance's
+        # optimize_indices cost 67 s of CPU, more than building the 70k one afresh (~50 s),
+        # and a fresh build retrains the partitions on what the memory now holds.
+        ds = ds.create_index(
+            "vector",
+            "IVF_HNSW_SQ",
+            name=INDEX_NAME,
+            metric="l2",
+            replace=True,
+            num_partitions=max(1, st.vectors // PARTITION_ROWS),
+        )
         _settle(path, int(ds.version), before)
         return what
     finally:
