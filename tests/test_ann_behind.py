@@ -184,6 +184,12 @@ def test_a_kill_during_the_build_leaves_a_memory_that_recalls_the_same_hits(
 @pytest.mark.slow
 def test_hooks_and_recalls_go_on_while_the_index_builds(private_home: Path, tmp_path: Path) -> None:
     mem = make_memory(tmp_path / "mem", 8000)
+    waiting = rows(9000, 200, seed=8)
+    vectors = np.asarray([c.vector for c in waiting], dtype=np.float32)
+    for c in waiting:
+        c.vector = None
+    with open_memory(mem).writer(interactive=False) as w:
+        w.append(waiting)
     searcher = Searcher(open_memory(mem), LazyEmbedder())
     assert all(hits(searcher))  # the embedder is loaded before the build starts
     src = write_claude(private_home, "sess-during", 9)
@@ -197,6 +203,8 @@ def test_hooks_and_recalls_go_on_while_the_index_builds(private_home: Path, tmp_
     m = open_memory(mem)
     with m.writer(interactive=False) as w:
         w.append(rows(8000, 20, seed=7))
+        w.set_vectors([c.id for c in waiting], vectors, waited=True)  # a backfill's commit
+        w.delete([f"{i:016x}" for i in range(10)])
     searcher.memory.reopen()
     found_now = searcher.search(Query("note8005 about item53", k=3)).hits
     assert found_now and found_now[0].row["id"] == f"{8005:016x}"
@@ -212,9 +220,14 @@ def test_hooks_and_recalls_go_on_while_the_index_builds(private_home: Path, tmp_
     # Nothing written beside the build was lost, and the rows it did not cover are searched
     # flat beside it: each appended vector finds its own row first.
     during = m.count("session_id = 'sess-during'")
-    assert during > 0 and m.count() == 8020 + during
+    assert during > 0 and m.count() == 8000 - 10 + 20 + 200 + during
+    assert len(m.existing_ids()) == m.count()
     for c in rows(8000, 20, seed=7)[:5]:
         assert m.vector_search(np.asarray(c.vector), k=3)[0][0] == c.id
+    for c, v in list(zip(waiting, vectors, strict=True))[:5]:
+        assert m.vector_search(v, k=3)[0][0] == c.id
+    for c in rows(0, 10, seed=8000)[:3]:  # deleted beside the build: never found again
+        assert c.id not in {i for i, _ in m.vector_search(np.asarray(c.vector), k=5)}
     assert ann.state(m).unindexed >= 20
     found = run_cmd("funes", "recall", "question 3 in sess-during", "--memory", mem, "--json")
     assert b"sess-during" in found.stdout, found.stderr
