@@ -344,9 +344,10 @@ def index_section(r: dict[str, Any]) -> list[str]:
     rows = ["| measure | value |", "|---|---|"]
     for k in ("end_to_end", "lexical_only"):
         x = r[k]
+        rss = f", CPU {x['cpu_s']} s, peak RSS {x['peak_rss_mb']:,} MB" if "cpu_s" in x else ""
         rows.append(
             f"| `funes index` {r['corpus']}, {k.replace('_', ' ')} | {x['chunks']:,} chunks in "
-            f"{x['wall_s']} s = {x['chunks_per_s']} chunks/s |"
+            f"{x['wall_s']} s = {x['chunks_per_s']} chunks/s{rss} |"
         )
     agents = ", ".join(f"{a} {n}" for a, n in fa["by_agent"].items())
     rows += [

@@ -279,14 +279,26 @@ QUICK_CORPUS = (
 
 
 def index_run(corpus: Path, mem: Path, *extra: str) -> dict[str, Any]:
+    """One `funes index` process: wall and CPU time (user + system), chunks/s, and its peak RSS
+    (read from ``os.wait4``: the process's own high-water mark, not this one's)."""
     t0 = time.monotonic()
-    r = subprocess.run(
-        [str(BIN / "funes"), "index", str(corpus), "--memory", str(mem), "--yes", "--json", *extra],
-        capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    wall = time.monotonic() - t0
-    out = json.loads(r.stdout.strip().splitlines()[-1])
-    return {"wall_s": round(wall, 1), "chunks": out["chunks"],
+    with tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(
+            [str(BIN / "funes"), "index", str(corpus), "--memory", str(mem), "--yes", "--json",
+             *extra],
+            stdout=subprocess.PIPE, stderr=err, text=True, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert p.stdout is not None
+        stdout = p.stdout.read()
+        _, status, ru = os.wait4(p.pid, 0)  # not p.wait(): it would reap the child's rusage
+        p.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - t0
+        if p.returncode:
+            err.seek(0)
+            raise subprocess.CalledProcessError(p.returncode, p.args, stdout, err.read())
+    out = json.loads(stdout.strip().splitlines()[-1])
+    return {"wall_s": round(wall, 1), "cpu_s": round(ru.ru_utime + ru.ru_stime, 1),
+            "peak_rss_mb": round(ru.ru_maxrss / 1024), "chunks": out["chunks"],
             "chunks_per_s": round(out["chunks"] / wall, 1), "embedded": out["embedded"]}  # fmt: skip
 
 
