@@ -14,6 +14,7 @@ import sys
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import steps
+from funes.store.state import mark_all_embedded
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,6 +58,11 @@ def optimize(memory: str | None, ann: bool | None, as_json: bool, done: str) -> 
     mem = open_writable(memory)
     with mem.writer() as w, steps(3, "optimize") as step:
         report = w.optimize(ann=ann, on_step=step)
+        if not mem.count_without_vectors():
+            # Compaction commits new table versions: the mark that nothing waits for a vector
+            # names the old one, and the next no-op `funes index` would open the table (~2 s
+            # of CPU importing LanceDB) to find that out.
+            mark_all_embedded(mem.path)
     report["memory"] = mem.label
     if as_json:
         print(json.dumps(report))

@@ -41,6 +41,7 @@ from funes.store.memory import (
     deletion_files,
     open_memory,
 )
+from funes.store.state import mark_all_embedded
 
 BUILTIN_ONLY = "builtin-only"
 BUSY = "another funes memory operation is in progress; retry once it finishes"
@@ -129,6 +130,10 @@ def scrub(
             step("purging old versions")
             w.purge()
             report.purged = True
+        if not mem.count_without_vectors():
+            # The purge leaves no counts for its version: without this mark the next no-op
+            # `funes index` would open the table to find nothing waits.
+            mark_all_embedded(mem.path)
         redaction.write_stamp(
             mem.path,
             scrub={

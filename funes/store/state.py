@@ -9,6 +9,8 @@ ignored, so a half-deleted memory re-indexes in full. Written atomically (temp +
 `<memory>/vectors.json` says that every chunk had a vector at one version of the table, named
 by :func:`table_signature` (the table's version files: any commit or cleanup changes it), so a
 run with nothing to index can tell that nothing waits for a vector without opening the table.
+A commit that leaves nothing waiting but is not an index run's (a compaction, an index build)
+is told by the counts its writer keeps (`counts.json`, :mod:`funes.store.counts`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from funes.chunking import TIERS
+from funes.store import counts
 from funes.store.paths import TABLE
 
 STATE = "state.json"
@@ -106,10 +109,19 @@ def mark_all_embedded(memory: Path) -> None:
 
 
 def all_embedded(memory: Path) -> bool:
-    """Whether every chunk had a vector when the table was last written (no table: False)."""
+    """Whether no chunk waits for a vector in the table as it is now (no table: False): the
+    mark an index run or backfill left at this version, else the counts of this version its
+    last writer kept. A compaction, an index build or a scrub commits a version without the
+    mark; without the counts, the next no-op `funes index` opened the table once (importing
+    LanceDB: ~2 s of CPU) to find nothing to do."""
+    sig = table_signature(memory)
+    if sig is None:
+        return False
     try:
         mark = json.loads((memory / VECTORS).read_text())
     except (OSError, ValueError):
-        return False
-    sig = table_signature(memory)
-    return sig is not None and isinstance(mark, dict) and mark.get("table") == sig
+        mark = None
+    if isinstance(mark, dict) and mark.get("table") == sig:
+        return True
+    found = counts.read(memory)
+    return found is not None and found[0].without_vectors == 0
