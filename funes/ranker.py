@@ -345,7 +345,22 @@ class Sessions:
         roles: Sequence[str | None],
         blocks: Sequence[str | None],
     ) -> Sessions:
+        return cls({}, {}).extend(session_ids, seqs, roles, blocks)
+
+    def extend(
+        self,
+        session_ids: Sequence[str],
+        seqs: Sequence[int | None],
+        roles: Sequence[str | None],
+        blocks: Sequence[str | None],
+    ) -> Sessions:
+        """These shapes with more records added (rows appended since they were read; a row
+        read twice changes nothing). Returns a new object; this one is left as it was."""
         at: dict[str, dict[int, str]] = {}
+        for sid in dict.fromkeys(session_ids):
+            if sid in self.shape:
+                keys, kinds = self.shape[sid]
+                at[sid] = dict(zip(keys, kinds, strict=True))
         for sid, seq, role, block in zip(session_ids, seqs, roles, blocks, strict=True):
             k = _KIND.get((role, block)) or _BLOCK_KIND.get(block or "", "o")
             d = at.setdefault(sid, {})
@@ -353,13 +368,13 @@ class Sessions:
             # a record holding text and tool calls counts as its text: the text is what is read
             if d.get(q) not in ("a", "u"):
                 d[q] = k
-        shape = {}
-        last = {}
+        shape = dict(self.shape)
+        last = dict(self.last_seq)
         for sid, d in at.items():
             keys = sorted(d)
             shape[sid] = (keys, "".join(d[k] for k in keys))
             last[sid] = keys[-1]
-        return cls(last, shape)
+        return Sessions(last, shape)
 
     def around(self, sid: str, seq: int) -> tuple[bool, bool, int]:
         """(tool activity follows before the next text or prompt, the nearest earlier record

@@ -391,9 +391,24 @@ class Memory:
         rows.sort(key=lambda r: (r["seq"] or 0, r["block_idx"] or 0, r["split_idx"] or 0))
         return rows
 
-    def rows(self, where: str | None = None, columns: Sequence[str] = META_COLUMNS) -> pa.Table:
-        """A projected scan (an Arrow table) for callers that filter by other facets."""
-        return self._scan(list(columns), where)
+    def rows(
+        self,
+        where: str | None = None,
+        columns: Sequence[str] = META_COLUMNS,
+        fragments: Iterable[int] | None = None,
+    ) -> pa.Table:
+        """A projected scan (an Arrow table) for callers that filter by other facets;
+        ``fragments`` limits it to those table fragments (ids from :meth:`fragments`)."""
+        if fragments is None:
+            return self._scan(list(columns), where)
+        want = set(fragments)
+        frags = [f for f in self._ds.get_fragments() if f.fragment_id in want]
+        return self._ds.scanner(columns=list(columns), filter=where, fragments=frags).to_table()
+
+    def fragments(self) -> set[int]:
+        """The ids of the table's fragments at this version (appends add new ones; a rewrite
+        of rows, by a backfill or a compaction, puts them in new ones)."""
+        return {f.fragment_id for f in self._ds.get_fragments()}
 
     def _scan(self, columns: list[str], where: str | None = None, limit: int | None = None) -> Any:
         return self._ds.to_table(columns=columns, filter=where, limit=limit)

@@ -1,0 +1,58 @@
+"""A warm searcher (MCP, funes-query) keeps what it read of a memory across the table versions
+that hooks' writes make every turn, reading only what each version added."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_ann_behind import rows
+
+from funes.ranker import Sessions
+from funes.retrieval import Searcher
+from funes.store import open_memory
+
+
+def full(mem_path: Path) -> Sessions:
+    t = open_memory(mem_path).rows(None, ("session_id", "seq", "role", "block_type")).to_pydict()
+    return Sessions.build(t["session_id"], t["seq"], t["role"], t["block_type"])
+
+
+def mixed(start: int, n: int, seed: int) -> list:
+    out = rows(start, n, seed)
+    kinds = [("user", "text"), ("assistant", "thinking"), ("assistant", "text"),
+             ("assistant", "tool_use"), ("user", "tool_result")]  # fmt: skip
+    for c in out:
+        c.role, c.block_type = kinds[int(c.id, 16) % len(kinds)]
+    return out
+
+
+def test_session_shapes_follow_appends_by_reading_only_new_fragments(tmp_path: Path) -> None:
+    path = tmp_path / "mem"
+    mem = open_memory(path, create=True)
+    with mem.writer(interactive=False) as w:
+        w.append(mixed(0, 400, seed=1))
+    searcher = Searcher(open_memory(path))
+    first = searcher._sessions()
+    assert first == full(path)
+    read: list[object] = []
+    rows_of = searcher.memory.rows
+
+    def spy(where=None, columns=(), fragments=None):  # type: ignore[no-untyped-def]
+        read.append(fragments)
+        return rows_of(where, columns, fragments)
+
+    searcher.memory.rows = spy  # type: ignore[method-assign]
+    # A hook appends a turn to a known session and a new session: one new fragment is read.
+    with open_memory(path).writer(interactive=False) as w:
+        w.append(mixed(400, 30, seed=2))
+    searcher.memory.reload()
+    after = searcher._sessions()
+    assert after == full(path) and after != first
+    assert "s10" in after.shape and len(read) == 1 and read[0] is not None
+    # Rows removed: the shapes are read whole again, and hold nothing removed.
+    gone = [c.id for c in mixed(400, 30, seed=2)]
+    with open_memory(path).writer(interactive=False) as w:
+        w.delete(gone)
+    searcher.memory.reload()
+    assert searcher._sessions() == full(path) == first
+    assert read[-1] is None
