@@ -1,5 +1,6 @@
 """`funes index [PATH…|OWNER/NAME|--harness NAME] [--limit N] [--no-thinking] [--yes]
-[--memory DIR] [--backfill] [--no-embed] [--json]`: index agent sessions into the memory.
+[--memory DIR] [--backfill] [--no-embed] [--embed-tool-results all|head] [--json]`: index agent
+sessions into the memory.
 
 The porcelain over parse → chunk → write → embed (funes.ingest.indexer), in one process. With a
 path, that path is indexed in full; without one, every known agent root (or one harness's) is
@@ -24,6 +25,7 @@ from funes.cli._args import Parser, harness_option
 from funes.cli._pipe import run
 from funes.cli._tty import IndexProgress, confirm
 from funes.errors import UsageError
+from funes.store.embedding import TOOL_RESULTS, set_tool_results
 
 if TYPE_CHECKING:
     from funes.hub.traces import TraceDataset
@@ -66,6 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-embed",
         action="store_true",
         help="store and index text only; leave vectors to a later `funes index --backfill`",
+    )
+    p.add_argument(
+        "--embed-tool-results",
+        choices=TOOL_RESULTS,
+        metavar="all|head",
+        help="head: give only the first piece (~1,200 characters) of each tool result a vector, "
+        "the rest searchable by words; the memory remembers it (default: all)",
     )
     p.add_argument(
         "--check",
@@ -119,6 +128,11 @@ def _main(args: argparse.Namespace) -> int:
         embed=not args.no_embed,
         budget=None if args.backfill else _budget(),
     )
+    if args.embed_tool_results is not None:
+        # lazy: see _run
+        from funes.memories import writable_dir
+
+        set_tool_results(writable_dir(args.memory), args.embed_tool_results)
     local = all(os.path.exists(os.path.expanduser(a)) for a in args.paths)
     # Nothing changed (sizes and mtimes against state.json, no vector waiting): said without
     # loading LanceDB, onnxruntime or the dataset — a per-turn hook's usual case.

@@ -34,6 +34,11 @@ def status_text(st: Status, models: dict[str, str | None]) -> str:
             f"awaiting vectors: {st.without_vectors} chunks (searchable by words now; "
             "`funes index --backfill` embeds them)"
         )
+    if st.tool_results == "head":
+        lines.append(
+            "tool results: only each one's first piece gets a vector, by choice (the rest is "
+            "searchable by words; `funes index --embed-tool-results all` embeds it all)"
+        )
     if st.pending_sources:
         s = "s" if st.pending_sources != 1 else ""
         lines.append(

@@ -34,7 +34,7 @@ from funes.errors import FunesError, no_space
 from funes.models.pins import EMBEDDER_PIN
 from funes.records import Chunk
 from funes.store import ann as ann_mod
-from funes.store import counts, redaction
+from funes.store import counts, embedding, redaction
 from funes.store.lexical import LexicalIndex
 from funes.store.lock import WriterLock
 from funes.store.paths import TABLE, default_memory_dir, memory_dir, memory_label
@@ -64,6 +64,15 @@ SESSION_INDEX = "session_id_idx"
 # Append batches are committed together: fewer table versions and lexical segments.
 BACKFILL_COMMIT = 256
 WAITING_FOR_VECTOR = f"vector IS NULL AND (split_idx IS NULL OR split_idx < {EMBEDDED_SPLITS})"
+# Backfills embed text first, then tool calls, then tool results (what recall needs most, first).
+EMBED_ORDER = {"text": 0, "thinking": 0, "tool_use": 1, "tool_result": 2}
+
+
+def waiting_for_vector(tool_results: str = "all") -> str:
+    """The filter of rows waiting for a vector under a memory's tool-result setting
+    (:mod:`funes.store.embedding`): rows it leaves without one by choice never wait."""
+    skip = embedding.never_embedded(tool_results)
+    return WAITING_FOR_VECTOR + (f" AND NOT ({skip})" if skip else "")
 
 
 def default_model() -> str:
@@ -179,6 +188,7 @@ class Memory:
         md = dataset.schema.metadata or {}
         self.model: str | None = md.get(MODEL_KEY.encode(), b"").decode() or None
         self.dim: int = dataset.schema.field("vector").type.list_size
+        self.tool_results = embedding.tool_results(path)  # which tool-result pieces get vectors
 
     @property
     def label(self) -> str:
@@ -205,6 +215,7 @@ class Memory:
     def reload(self) -> None:
         """See the table's latest version (after a write, or to catch other writers)."""
         self._ds = _dataset(self.path)
+        self.tool_results = embedding.tool_results(self.path)
 
     def version_count(self) -> int:
         return len(self._ds.versions())
@@ -234,7 +245,12 @@ class Memory:
 
     def count_without_vectors(self) -> int:
         """Rows waiting for a vector (the pieces past an oversized block's head never do)."""
-        return self.count(WAITING_FOR_VECTOR)
+        return self.count(self.waiting)
+
+    @property
+    def waiting(self) -> str:
+        """The filter of rows waiting for a vector (:func:`waiting_for_vector`)."""
+        return waiting_for_vector(self.tool_results)
 
     def has_vectors(self) -> bool:
         """Whether any row has a vector, without reading the vector column when the ANN index
@@ -248,8 +264,13 @@ class Memory:
         return self._scan(["id"], "vector IS NOT NULL", 1).num_rows > 0
 
     def ids_without_vectors(self, limit: int | None = None) -> list[str]:
-        t = self._scan(["id"], WAITING_FOR_VECTOR, limit)
-        return [str(x) for x in t.column("id").to_pylist()]
+        """Ids of the rows waiting for a vector: text first, then tool calls, then tool results
+        (:data:`EMBED_ORDER`), each in table order; the first ``limit`` of them."""
+        t = self._scan(["id", "block_type"], self.waiting)
+        ids = t.column("id").to_pylist()
+        kinds = t.column("block_type").to_pylist()
+        order = sorted(range(len(ids)), key=lambda i: EMBED_ORDER.get(kinds[i], 0))
+        return [str(ids[i]) for i in order[:limit]]
 
     def session_count(self) -> int:
         # lazy: pyarrow stays off fast commands' start-up
@@ -552,7 +573,8 @@ class MemoryWriter:
         self.memory.reload()
         if before is not None:
             before.add_rows(
-                [(c.session_id, c.harness) for c in new], sum(1 for c in new if waits(c))
+                [(c.session_id, c.harness) for c in new],
+                sum(1 for c in new if waits(c, self.memory.tool_results)),
             )
         self._counts_after(before)
         self.memory.lexical.append([c.id for c in new], _lexical_texts(new))
@@ -666,7 +688,7 @@ class MemoryWriter:
     def _scan_waiting(self, ids: list[str]) -> dict[str, str]:
         found: dict[str, str] = {}
         for i in range(0, len(ids), 1000):
-            where = f"({WAITING_FOR_VECTOR}) AND {sql_in('id', ids[i : i + 1000])}"
+            where = f"({self.memory.waiting}) AND {sql_in('id', ids[i : i + 1000])}"
             for r in self.memory._scan(["id", "text"], where).to_pylist():
                 found[r["id"]] = r["text"] or ""
         return found
@@ -808,9 +830,13 @@ class MemoryWriter:
         return report
 
 
-def waits(chunk: Chunk) -> bool:
-    """Whether ``chunk``, stored, waits for a vector (:data:`WAITING_FOR_VECTOR`)."""
-    return chunk.vector is None and (chunk.split_idx is None or chunk.split_idx < EMBEDDED_SPLITS)
+def waits(chunk: Chunk, tool_results: str = "all") -> bool:
+    """Whether ``chunk``, stored, waits for a vector (:func:`waiting_for_vector`)."""
+    return (
+        chunk.vector is None
+        and (chunk.split_idx is None or chunk.split_idx < EMBEDDED_SPLITS)
+        and not embedding.skipped(tool_results, chunk.block_type, chunk.split_idx)
+    )
 
 
 def deletion_files(path: Path) -> list[Path]:

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from funes.store import counts
+from funes.store import counts, embedding
 from funes.store.lock import behind_pid
 from funes.store.paths import memory_label
 from funes.store.state import all_embedded
@@ -37,6 +37,7 @@ class Status:
     ann_index: bool
     disk_bytes: int
     backfill_pid: int | None = None  # a backfill running behind an index run (0: pid unknown)
+    tool_results: str = "all"  # which tool-result pieces get vectors (funes.store.embedding)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -95,6 +96,7 @@ def _status(
         ann_index=tc.ann_index,
         disk_bytes=_du(path),
         backfill_pid=behind_pid(path),
+        tool_results=embedding.tool_results(path),
     )
 
 
