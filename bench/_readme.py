@@ -330,6 +330,18 @@ def embed_section(r: dict[str, Any]) -> list[str]:
         f"| model load, warm | {ld['warm_s']} s |",
         f"| cosine int8 vs fp32 ({c['chunks']} chunks): min / median | {c['min']} / {c['median']} |",
     ]
+    if b := r.get("same_length_batches"):
+        rows.append(
+            f"| same-token-count batches of ≤ {b['batch']} (no padding), {b['in_batches_of_2_or_more']} "
+            f"texts: min cosine to the text alone / CPU vs one per call | "
+            f"{b['min_cosine_to_single']} / {b['cpu_ratio_batched_to_single']}× |"
+        )
+    if h := r.get("tool_results_head"):
+        rows.append(
+            f"| `--embed-tool-results head` on eval-dev: chunks / tokens left to words | "
+            f"{h['left_to_words']:,} of {h['chunks']:,} ({h['chunk_share']:.0%}) / "
+            f"{h['token_share']:.0%} |"
+        )
     for k, v in rr.items():
         if k.endswith("_ms"):
             variant, length, _ = k.split("_")

@@ -7,6 +7,10 @@ Measures (medians over --reps runs; the machine is shared and noisy):
   with the other core idle and with it busy (a spinning process);
 - model load time in a fresh process: cold (derives the int8 graph) and warm (cached);
 - cosine of the int8 graph to the exact fp32 computation, per chunk;
+- batches of texts of the same token count (no padding): each row's cosine to its vector
+  alone, and CPU against one text per call (why funes runs one sequence per call);
+- what `funes index --embed-tool-results head` leaves unembedded: the share of chunks and of
+  tokens in tool-result pieces after the first;
 - cross-encoder latency for 30 (query, passage) pairs at 128/256/512 tokens, for a
   MiniLM-L6-shaped cross-encoder (the embedder's encoder plus a random classification head;
   the architecture of cross-encoder/ms-marco-MiniLM-L-6-v2), fp32 and per-channel int8.
@@ -57,6 +61,8 @@ def run(ctx: Any) -> dict[str, Any]:
         res["load"] = load_times(cache, reps, cold_runs=1)
         res["throughput"] = throughput(sample, reps, busy=(False,))
         res["cosine_int8_vs_fp32"] = cosine_vs_fp32(sample[: 10 if quick else 40])
+        res["same_length_batches"] = same_length_batches(sample)
+        res["tool_results_head"] = head_share(ROOT.parent / "shared" / "eval-dev")
         res["reranker"] = rerank_latency(
             texts, reps, variants=("int8",) if quick else ("fp32", "int8"), lengths=(256,)
         )
@@ -91,6 +97,8 @@ def main() -> int:
     result["load"] = load_times(cache, args.reps)
     result["throughput"] = throughput(sample, args.reps)
     result["cosine_int8_vs_fp32"] = cosine_vs_fp32(sample[:100])
+    result["same_length_batches"] = same_length_batches(sample)
+    result["tool_results_head"] = head_share(Path(args.eval_dev))
     result["reranker"] = rerank_latency(texts, args.reps)
     result["recommendation"] = recommend(result)
 
@@ -231,6 +239,72 @@ def cosine_vs_fp32(texts: list[str]) -> dict[str, Any]:
         "p5": round(float(np.percentile(cos, 5)), 4),
         "median": round(float(np.median(cos)), 4),
         "fp32_chunks_per_s_2_workers": round(len(texts) / t_fp, 1),
+    }
+
+
+def same_length_batches(texts: list[str], size: int = 8) -> dict[str, Any]:
+    """Texts grouped by token count and run as unpadded batches of up to ``size`` on the
+    derived graph, against one text per call: each row's cosine to its single-text vector, and
+    the CPU time of each way (this process, the pool's workers included)."""
+    from funes.models import load_embedder
+
+    emb = load_embedder()
+    session, output = emb._session, emb._output
+    encs = emb._tok.encode_batch(texts)
+    groups: dict[int, list[int]] = {}
+    for i, e in enumerate(encs):
+        groups.setdefault(len(e.ids), []).append(i)
+    batches = [g[k : k + size] for g in groups.values() for k in range(0, len(g), size)]
+    names = {i.name for i in session.get_inputs()}
+
+    def run(rows: list[int]) -> np.ndarray:
+        ids = np.asarray([encs[i].ids for i in rows], dtype=np.int64)
+        feed = {"input_ids": ids}
+        if "attention_mask" in names:
+            feed["attention_mask"] = np.ones_like(ids)
+        if "token_type_ids" in names:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        v = session.run([output], feed)[0].mean(axis=1)
+        return np.asarray(v / np.linalg.norm(v, axis=1, keepdims=True), dtype=np.float32)
+
+    c0 = time.process_time()
+    single = emb.embed(texts)
+    cpu_single = time.process_time() - c0
+    out = np.zeros_like(single)
+    c0 = time.process_time()
+    for rows in batches:
+        out[rows] = run(rows)
+    cpu_batched = time.process_time() - c0
+    cos = np.sum(out * single, axis=1)
+    multi = [i for b in batches if len(b) > 1 for i in b]
+    return {
+        "texts": len(texts),
+        "in_batches_of_2_or_more": len(multi),
+        "batch": size,
+        "min_cosine_to_single": round(float(cos[multi].min()), 4) if multi else None,
+        "cpu_ratio_batched_to_single": round(cpu_batched / max(cpu_single, 1e-9), 2),
+    }
+
+
+def head_share(root: Path) -> dict[str, Any]:
+    """On all of eval-dev's chunks: how many, and how many of their tokens, lie in tool-result
+    pieces after the first (what `--embed-tool-results head` leaves to words)."""
+    from funes.chunking import chunk_turns
+    from funes.models.embedder import MAX_TEXT_CHARS, load_tokenizer
+    from funes.sources import parse
+    from funes.store.embedding import skipped
+
+    chunks = list(chunk_turns(parse([root / "corpus"])))
+    tok = load_tokenizer()
+    lengths = [len(e.ids) for e in tok.encode_batch([c.text[:MAX_TEXT_CHARS] for c in chunks])]
+    left = [skipped("head", c.block_type, c.split_idx) for c in chunks]
+    return {
+        "chunks": len(chunks),
+        "left_to_words": sum(left),
+        "chunk_share": round(sum(left) / max(len(chunks), 1), 3),
+        "token_share": round(
+            sum(n for n, x in zip(lengths, left, strict=True) if x) / max(sum(lengths), 1), 3
+        ),
     }
 
 
