@@ -587,16 +587,24 @@ class Searcher:
         idf: dict[str, float] = {}
         present: dict[str, set[str]] = {}
         unseen_mass = 0.0
+        # Each pool row's document in each segment, found once: a term's postings are then
+        # searched for those few documents (docs are sorted within a term), instead of every
+        # posting's id being compared with the pool (which grew with the memory).
+        where = []
+        for seg in segs:
+            loc = seg.locate(pool_ids) if len(pool_ids) else np.empty(0, np.int64)
+            have = np.flatnonzero(loc >= 0)
+            where.append((have, loc[have]))
         for t in terms:
             h = np.uint64(term_hash(t))
             df = 0
             held: set[str] = set()
-            for seg in segs:
+            for seg, (have, local) in zip(segs, where, strict=True):
                 docs, _ = seg.postings(h)
                 df += len(docs)
-                if len(docs) and len(pool_ids):
-                    ids = np.asarray(seg.ids)[docs]
-                    hit = np.isin(pool_ids, ids.astype(pool_ids.dtype))
+                if len(docs) and len(local):
+                    pos = np.minimum(np.searchsorted(docs, local), len(docs) - 1)
+                    hit = have[docs[pos] == local]
                     held.update(x.decode("utf-8") for x in pool_ids[hit])
             # A term the memory never saw weighs most: it is what the memory cannot answer.
             idf[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))

@@ -10,6 +10,7 @@ from test_ann_behind import rows
 from funes.ranker import Sessions
 from funes.retrieval import Searcher
 from funes.store import open_memory
+from funes.store.tokenize import query_tokens, tokenize
 
 
 def full(mem_path: Path) -> Sessions:
@@ -56,3 +57,27 @@ def test_session_shapes_follow_appends_by_reading_only_new_fragments(tmp_path: P
     searcher.memory.reload()
     assert searcher._sessions() == full(path) == first
     assert read[-1] is None
+
+
+def test_which_pool_rows_hold_each_question_term_is_read_from_the_postings(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "mem"
+    mem = open_memory(path, create=True)
+    with mem.writer(interactive=False) as w:  # several segments, one with deleted documents
+        w.append(rows(0, 300, seed=1))
+        w.append(rows(300, 40, seed=2))
+        w.append(rows(340, 7, seed=3))
+        w.delete([f"{i:016x}" for i in range(300, 320)])
+    mem = open_memory(path)
+    assert len(mem.lexical.segments) > 1
+    searcher = Searcher(mem)
+    pool = mem.fetch([f"{i:016x}" for i in range(0, 347, 3)], ["id", "text"])
+    assert len(pool) < len(range(0, 347, 3))  # ids deleted are not fetched
+    pool += [{"id": "not-stored", "text": "lock parser"}]
+    for question in ("lock parser note12", "vector manifest item5 hook", "nothing known zzz"):
+        terms, _, _, present = searcher._terms(question, pool)
+        assert terms == query_tokens(question)
+        for t in terms:
+            want = {r["id"] for r in pool[:-1] if t in set(tokenize(r["text"]))}
+            assert present[t] == want, t

@@ -41,7 +41,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -90,6 +90,8 @@ class Segment:
     deleted: np.ndarray | None = None  # bool per doc
     name: str | None = None  # directory name once saved
     deleted_file: str | None = None
+    # the ids sorted, and where each sits: built on the first locate (a warm reader keeps it)
+    by_id: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_docs(self) -> int:
@@ -110,6 +112,25 @@ class Segment:
 
     def live_ids(self) -> np.ndarray:
         return self.ids if self.deleted is None else self.ids[~self.deleted]
+
+    def locate(self, ids: np.ndarray) -> np.ndarray:
+        """Each of ``ids``' (bytes) local document index here, -1 where this segment holds no
+        live document of that id: a binary search per id instead of a scan of the segment."""
+        if self.by_id is None:
+            order = np.argsort(np.asarray(self.ids), kind="stable")
+            self.by_id = (order, np.asarray(self.ids)[order])
+        order, sorted_ids = self.by_id
+        out = np.full(len(ids), -1, dtype=np.int64)
+        if not len(sorted_ids) or not len(ids):
+            return out
+        width = max(ids.dtype.itemsize, sorted_ids.dtype.itemsize)
+        q, keys = ids.astype(f"S{width}"), sorted_ids.astype(f"S{width}", copy=False)
+        pos = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
+        hit = keys[pos] == q
+        out[hit] = order[pos[hit]]
+        if self.deleted is not None:
+            out[(out >= 0) & self.deleted[np.maximum(out, 0)]] = -1
+        return out
 
     def postings(self, h: np.uint64) -> tuple[np.ndarray, np.ndarray]:
         i = int(np.searchsorted(self.terms, h))
