@@ -6,10 +6,15 @@ agent's documented format; the memory, models and recall are real."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import select
+import struct
 import subprocess
 import sys
+import termios
+import time
 from pathlib import Path
 from typing import Any
 
@@ -478,7 +483,7 @@ def test_on_a_terminal_a_spinner_follows_the_agents_stream(agents: Agents, memor
     (agents.bin / "claude.delay").write_text("0.4")
     proc, master = start_on_a_terminal(
         [str(BIN / "funes"), "ask", "claude", QUESTION, "--memory", str(memory)],
-        {"PATH": str(agents.bin)}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        {"PATH": str(agents.bin), **COLOUR}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
     )  # fmt: skip
     seen = read_terminal(master)
     os.close(master)
@@ -488,4 +493,55 @@ def test_on_a_terminal_a_spinner_follows_the_agents_stream(agents: Agents, memor
     for label in ("recalling…", "asking claude…", "thinking…", "writing the answer…"):
         assert label in shown
     assert shown.index("thinking…") < shown.index("writing the answer…")
-    assert shown.endswith("\r")  # the line is cleared before the answer is printed
+    assert shown.endswith("\r\x1b[K")  # the line is erased before the answer is printed
+
+
+COLOUR = {"TERM": "xterm-256color", "NO_COLOR": ""}  # a terminal that takes escapes
+FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+@pytest.mark.parametrize("plain", [{"NO_COLOR": "1"}, {"TERM": "dumb"}])
+def test_no_escape_byte_reaches_a_plain_terminal(
+    agents: Agents, memory: Path, plain: dict[str, str]
+) -> None:
+    """Under NO_COLOR or TERM=dumb (an editor's shell buffer shows an escape as text) neither
+    the spinner nor the answer writes one: TERM=dumb still got the answer's dimmed rule."""
+    (agents.bin / "claude.delay").write_text("0.4")
+    proc, master = start_on_a_terminal(
+        [str(BIN / "funes"), "ask", "claude", QUESTION, "--memory", str(memory)],
+        {"PATH": str(agents.bin), **COLOUR, **plain}, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    shown = read_terminal(master).decode()
+    os.close(master)
+    assert proc.wait(timeout=120) == 0
+    assert "thinking…" in shown and "The zoom 14 tiles" in shown, repr(shown)
+    assert "\x1b" not in shown, repr(shown)
+
+
+@pytest.mark.parametrize("plain", [{"NO_COLOR": "1"}, {}])
+def test_the_spinner_fits_a_terminal_narrowed_under_it(
+    agents: Agents, memory: Path, plain: dict[str, str]
+) -> None:
+    """ask's spinner cut its frames to 19 columns at least and padded each to the one before:
+    on a terminal narrowed to 16 columns while the agent worked, every frame wrapped and left a
+    row behind. Each frame now fits the terminal as it is at that frame."""
+    (agents.bin / "claude.delay").write_text("0.8")
+    proc, master = start_on_a_terminal(
+        [str(BIN / "funes"), "ask", "claude", QUESTION, "--memory", str(memory)],
+        {"PATH": str(agents.bin), **COLOUR, **plain}, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+    )  # fmt: skip
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    before = b""
+    deadline = time.monotonic() + 120
+    while "asking claude…".encode() not in before and time.monotonic() < deadline:
+        if select.select([master], [], [], 1)[0]:
+            before += os.read(master, 65536)
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 16, 0, 0))
+    after = read_terminal(master).decode("utf-8", "replace")
+    os.close(master)
+    assert proc.wait(timeout=120) == 0
+    # (the first frame after the narrowing may have been measured before it)
+    frames = after.replace("\x1b[K", "").split("\r")[2:]
+    assert any(f[:1] in FRAMES for f in frames), repr(after)
+    assert all(len(f) < 16 for f in frames), [f for f in frames if len(f) >= 16]

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import sys
 import threading
-import time
 from typing import Any, TextIO
 
-from funes.cli._args import Parser
+from funes.cli._args import Parser, term_cols
 from funes.cli._pipe import run
+from funes.cli._tty import Line, plain
 from funes.errors import FunesError, UsageError
 from funes.hub.spec import parse_many
 
@@ -169,7 +168,7 @@ def _replay(outcome: Any) -> bool:
 
 def _print_answer(answer: str) -> None:
     out = sys.stdout
-    if out.isatty() and not os.environ.get("NO_COLOR"):
+    if out.isatty() and not plain():
         dim, off = "\x1b[2m", "\x1b[0m"
         width = _width(out)
         body, _, last = answer.rpartition("\n")
@@ -184,16 +183,14 @@ def _print_answer(answer: str) -> None:
 
 
 def _width(stream: TextIO) -> int:
-    try:
-        cols = os.get_terminal_size(stream.fileno()).columns
-    except (OSError, ValueError):
-        cols = 0
-    return max(20, min(120, cols or 80))  # a terminal that reports no size: 80
+    return max(20, min(120, term_cols(stream)))
 
 
 class Spinner:
     """A one-line spinner on a terminal's stderr, labelled by what is happening; silent when
-    stderr is not a terminal. ``show`` may be called from any thread."""
+    stderr is not a terminal. ``show`` may be called from any thread. Its frames are drawn by
+    :class:`~funes.cli._tty.Line`, as every spinner's: never wider than the terminal is now, no
+    escape byte under NO_COLOR or TERM=dumb."""
 
     FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -207,7 +204,7 @@ class Spinner:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._width = 0
+        self._line = Line(stream)
 
     def show(self, label: str) -> None:
         if not self.enabled:
@@ -220,14 +217,11 @@ class Spinner:
 
     def _spin(self) -> None:
         for frame in itertools.cycle(self.FRAMES):
-            if self._stop.is_set():
-                return
             with self._lock:
-                line = f"{frame} {self.label}"[: _width(self.stream) - 1]
-                self.stream.write("\r" + line.ljust(self._width))
-                self.stream.flush()
-                self._width = len(line)
-            time.sleep(0.1)
+                if self._stop.is_set():
+                    return
+                self._line.draw(f"{frame} {self.label}")
+            self._stop.wait(0.1)
 
     def stop(self) -> None:
         if self._thread is None:
@@ -236,8 +230,7 @@ class Spinner:
         self._thread.join()
         self._thread = None
         with self._lock:
-            self.stream.write("\r" + " " * self._width + "\r")
-            self.stream.flush()
+            self._line.erase()
 
 
 if __name__ == "__main__":
