@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -302,3 +303,31 @@ def test_whether_a_memory_has_vectors_is_told_by_its_counts_index_or_one_row(
     assert open_memory(path).has_vectors()
     (path / "counts.json").unlink(missing_ok=True)
     assert open_memory(path).has_vectors()
+
+
+def test_a_purge_waits_for_a_build_and_compact_leaves_the_index_to_it(tmp_path: Path) -> None:
+    path = make_memory(tmp_path / "mem", 300)
+    building = ann.AnnLock(path)
+    assert building.acquire()  # a build running in the background holds it
+    try:
+        with open_memory(path).writer(interactive=False) as w:
+            report = w.optimize(ann=True)
+        assert report["ann_behind"] and not report["ann"]
+        assert not open_memory(path).has_ann_index()
+        purged = threading.Event()
+
+        def purge() -> None:
+            with open_memory(path).writer(interactive=False) as w:
+                w.purge()
+            purged.set()
+
+        t = threading.Thread(target=purge)
+        t.start()
+        # It would delete the files the build has written and not yet committed: it waits.
+        assert not purged.wait(1.5)
+    finally:
+        building.release()
+    t.join(60)
+    assert purged.is_set()
+    with open_memory(path).writer(interactive=False) as w:
+        assert w.optimize(ann=True)["ann"]
