@@ -10,7 +10,7 @@ flat, then the IVF_HNSW_SQ index built as the background build does (``funes.sto
 wall and CPU seconds), the leg timed again with the index, recall@10 and @100 of the ANN answer
 against the exact one (queries: stored vectors plus noise, so each has true near neighbours),
 then rows appended after the build (searched flat beside the index) and the leg timed again,
-and the refresh (the new rows folded into the index) timed. Medians of ``--queries`` queries,
+and the refresh (the index rebuilt over everything) timed. Medians of ``--queries`` queries,
 wall and CPU (process) milliseconds. Results: bench/results/ann-<date>.json.
 """
 

@@ -47,10 +47,12 @@ if TYPE_CHECKING:
 
 # Measured with bench/ann.py (random unit vectors; recall's vector leg, k = 100; CPU ms per
 # query, medians of 40, 2 shared cores; docs/store.md "Vectors"): a flat scan costs
-# ≈ 1 ms per 1,000 vectors (19.2 at 20k, 47.8 at 50k, 115 at 100k); through the index a query
-# costs 14–26 whatever the size (refine 5: recall@10 0.97, @100 0.93), so the index beats the
+# ≈ 1 ms per 1,000 vectors (19.2 at 20k, 47.8 at 50k, 104.5 at 100k); through the index a query
+# costs 14–31 whatever the size (refine 5: recall@10 0.97–0.99, @100 0.91–0.95; build 11.6,
+# 35.5 and 58 s of CPU at 20k, 50k and 100k; bench/results/ann-2026-12-02.json), so it beats the
 # scan from ≈ 15k vectors and is built from 20k. Rows stored after a build are scanned beside it
-# at the flat rate (+8.6 ms for 10k over a 20k index, +19.8 for 20k; +11 and +39 over 50k),
+# at the flat rate (+8.6 ms for 10k over a 20k index, +19.8 for 20k; +11 and +39 over 50k;
+# +0.2 and +15.7 over 100k),
 # hence a refresh from 10k: the index rebuilt over everything, in the background.
 ANN_THRESHOLD = 20_000
 ANN_REFRESH_ROWS = 10_000
