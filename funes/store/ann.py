@@ -107,7 +107,11 @@ def unindexed_rows(mem: Memory) -> int:
         if list(idx.field_names) == ["vector"]:
             for seg in idx.segments:
                 covered.update(seg.fragment_ids)
-    return sum(f.count_rows() for f in ds.get_fragments() if f.fragment_id not in covered)
+    # num_rows is the manifest's figure (physical rows less deletions): no file is opened,
+    # however many small fragments hooks' appends have left
+    return sum(
+        int(f.metadata.num_rows) for f in ds.get_fragments() if f.fragment_id not in covered
+    )
 
 
 def due(st: AnnState) -> str | None:
