@@ -109,9 +109,7 @@ def unindexed_rows(mem: Memory) -> int:
                 covered.update(seg.fragment_ids)
     # num_rows is the manifest's figure (physical rows less deletions): no file is opened,
     # however many small fragments hooks' appends have left
-    return sum(
-        int(f.metadata.num_rows) for f in ds.get_fragments() if f.fragment_id not in covered
-    )
+    return sum(int(f.metadata.num_rows) for f in ds.get_fragments() if f.fragment_id not in covered)
 
 
 def due(st: AnnState) -> str | None:
