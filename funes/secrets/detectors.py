@@ -1493,23 +1493,26 @@ def _gate(text: str) -> tuple[list[Rule], list[int]]:
     return _triggered(_CASED_T, hay), hits
 
 
-_Indexed = tuple[tuple[str, ...], tuple[tuple[Rule, frozenset[str]], ...]]
+_Indexed = tuple[tuple[str, ...], tuple[Rule, ...], dict[str, tuple[int, ...]]]
 
 
 def _triggered(rules: _Indexed, hay: str, present: set[str] | None = None) -> list[Rule]:
-    """Rules with a trigger in ``hay`` (or in ``present``, the words already found in it):
-    each distinct trigger is looked for once, with a plain ``in``."""
-    triggers, by_rule = rules
+    """Rules with a trigger in ``hay`` (or in ``present``, the words already found in it), in
+    their order: each distinct trigger is looked for once, with a plain ``in``, and the rules
+    are gathered from the few words found, not each rule's words tested."""
+    triggers, ordered, by_word = rules
     if present is None:
         present = {t for t in triggers if t in hay}
-    if not present:
-        return []
-    return [r for r, ts in by_rule if not present.isdisjoint(ts)]
+    picked: set[int] = set()
+    for w in present:
+        picked.update(by_word.get(w, ()))
+    return [ordered[k] for k in sorted(picked)]
 
 
 def _indexed(rules: tuple[Rule, ...]) -> _Indexed:
     triggers = tuple(dict.fromkeys(t for r in rules for t in r.triggers))
-    return triggers, tuple((r, frozenset(r.triggers)) for r in rules)
+    by_word = {t: tuple(k for k, r in enumerate(rules) if t in r.triggers) for t in triggers}
+    return triggers, rules, by_word
 
 
 _CASED_T = _indexed(_CASED)
@@ -1552,12 +1555,44 @@ def find(text: str) -> list[Finding]:
     return _merge(cands)
 
 
+def _admitted(
+    text: str, lowered: str, present: set[str], cased: list[Rule], others: tuple[str, ...]
+) -> list[tuple[Rule, str]]:
+    """The prefilter: the rules worth running on a text, each with the text it runs on (as
+    written, or lowered). ``cased``: the gate's; ``present``: `_present`'s words; ``others``:
+    `_prose_others`' names. A rule left out must be one that finds nothing there
+    (tests/test_secrets_prefilter.py runs every rule on generated credentials to check)."""
+    rules = [(r, text) for r in cased]
+    triggered = _triggered(_LOWERED_T, lowered, present)
+    if others and not any(r is _PROSE_RULE for r in triggered):
+        triggered.append(_PROSE_RULE)
+    for r in triggered:
+        if id(r) in _BYTES_RULES and _BYTE_ARRAY.search(lowered) is None:
+            continue  # its regex has no literal to skip to: look for what it needs first
+        rules.append((r, lowered))
+    return rules
+
+
+def _candidate(rule: Rule, text: str, m: re.Match[str]) -> Cand | None:
+    """What a rule's match finds in ``text``: its span, priority and detector, or None."""
+    if rule.group == "value":
+        found = _assignment_value(text, m)
+        if found is None:
+            return None
+        s, e, detector = found
+    else:
+        s, e = m.span(rule.group)
+        if s >= e or (rule.validate is not None and not rule.validate(text[s:e])):
+            return None
+        detector = rule.detector
+    return (s, e, rule.priority, detector)
+
+
 def _scan(text: str, lowered: str, cands: list[Cand]) -> tuple[list[int], set[str]]:
     """Every rule over ``text`` as written; returns the gate's hits (where tokens may start)
     and which of `_WORDS` the lowered text holds."""
     present = _present(lowered)
     cased, hits = _gate(text)
-    rules = [(r, text) for r in cased]
     for pfx in _LOWER_PREFIXES:
         if pfx not in present:
             continue
@@ -1568,31 +1603,17 @@ def _scan(text: str, lowered: str, cands: list[Cand]) -> tuple[list[int], set[st
     hits.sort()
     if hits:
         _providers(text, hits, cands)
-    triggered = _triggered(_LOWERED_T, lowered, present)
     others = _prose_others(lowered)
-    if others and not any(r is _PROSE_RULE for r in triggered):
-        triggered.append(_PROSE_RULE)
-    rules += [(r, lowered) for r in triggered]
-    for rule, hay in rules:
-        if id(rule) in _BYTES_RULES and _BYTE_ARRAY.search(hay) is None:
-            continue  # its regex has no literal to skip to: look for what it needs first
+    for rule, hay in _admitted(text, lowered, present, cased, others):
         matches = (
             _prose_matches(hay, present, others)
             if rule is _PROSE_RULE
             else rule.regex.finditer(hay)
         )
         for m in matches:
-            if rule.group == "value":
-                found = _assignment_value(text, m)
-                if found is None:
-                    continue
-                s, e, detector = found
-            else:
-                s, e = m.span(rule.group)
-                if s >= e or (rule.validate is not None and not rule.validate(text[s:e])):
-                    continue
-                detector = rule.detector
-            cands.append((s, e, rule.priority, detector))
+            c = _candidate(rule, text, m)
+            if c is not None:
+                cands.append(c)
     if not present.isdisjoint(_MNEMONIC_LABELS):
         _mnemonics(lowered, cands)
     return hits, present

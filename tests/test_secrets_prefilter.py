@@ -1,0 +1,121 @@
+"""The detectors' prefilter (funes.secrets.detectors `_admitted`): a rule runs on a text that
+holds one of its triggers (some are context a rule needs, like `pgpass` or `sentry`), and the
+prefilter finds those words without one `in` per rule — `_present`'s shared words and rare
+letters, the gate's windows for the case-sensitive rules, the prose names' positions. It may
+only leave out a rule that finds nothing there.
+
+Checked on generated credentials (tests/credential_shapes.py, the seeded corpus of
+bench/secret_detection.py) in the forms a transcript holds them: as written, JSON-escaped,
+inside other text, in capitals: every rule whose trigger is in the text is run unfiltered, and
+each that finds something must be one the prefilter admitted; and `find` with those rules run
+from every position must give what `find` gives."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Iterator
+
+import pytest
+from credential_shapes import cases
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_secrets import bench
+
+from funes.secrets import detectors as d
+from funes.secrets import find
+
+
+def forms(text: str) -> Iterator[str]:
+    yield text
+    yield json.dumps(text)[1:-1]  # a transcript line holds it JSON-escaped
+    yield f"ran the deploy, then:\n{text}\nand it worked"
+    yield text.upper()
+    yield text.lower()
+
+
+def triggered(rule: d.Rule, text: str, lowered: str) -> bool:
+    """What the prefilter decides, the plain way: one of the rule's triggers is in the text
+    (the prose rule's: an ASCII trigger, or a name beyond ASCII)."""
+    hay = lowered if rule.lower else text
+    if rule is d._PROSE_RULE and any(n in lowered for n in d._PROSE_OTHER_TRIGGERS):
+        return True
+    return any(t in hay for t in rule.triggers)
+
+
+def unfiltered(rule: d.Rule, hay: str, lowered: str) -> Iterator[re.Match[str]]:
+    if rule is d._PROSE_RULE:
+        return d._PROSE.finditer(lowered)
+    return rule.regex.finditer(hay)
+
+
+def skipped_rules(text: str) -> list[str]:
+    """The rules that find something in ``text`` but which the prefilter did not admit."""
+    lowered = d._lower(text)
+    present = d._present(lowered)
+    cased, _hits = d._gate(text)
+    admitted = {
+        id(r) for r, _ in d._admitted(text, lowered, present, cased, d._prose_others(lowered))
+    }
+    out = []
+    for rule in d.RULES:
+        hay = lowered if rule.lower else text
+        if id(rule) in admitted or not triggered(rule, text, lowered):
+            continue
+        if any(d._candidate(rule, text, m) is not None for m in unfiltered(rule, hay, lowered)):
+            out.append(rule.detector)
+    return out
+
+
+def texts(seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [t for _, text, _ in cases(rng) for t in forms(text)]
+
+
+@given(st.integers(0, 2**32 - 1))
+@settings(max_examples=6, deadline=None, derandomize=True)
+def test_the_prefilter_admits_every_rule_that_finds_a_generated_credential(seed: int) -> None:
+    missed = {}
+    for k, text in enumerate(texts(seed)):
+        if skipped := skipped_rules(text):
+            missed[k] = skipped  # rule names and case numbers: never the text
+    assert missed == {}
+
+
+def test_the_prefilter_admits_every_rule_on_the_seeded_corpus() -> None:
+    missed = []
+    for s in bench.seeded_corpus(2, seed=31):
+        for text in forms(s.text):
+            if skipped := skipped_rules(text):
+                missed.append((skipped, s.context))
+    assert missed == []
+
+
+def test_the_rules_admitted_are_a_few_on_clean_text() -> None:
+    # the prefilter does something: prose with none of the rules' words runs no rule at all
+    text = "Refactored the chunker so that split() now prefers line breaks over spaces."
+    lowered = d._lower(text)
+    cased, _ = d._gate(text)
+    assert d._admitted(text, lowered, d._present(lowered), cased, ()) == []
+    assert skipped_rules(text) == []
+
+
+def test_find_with_every_rule_admitted_finds_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus = texts(7) + [s.text for s in bench.seeded_corpus(2, seed=8)]
+    corpus += bench.clean_corpus(100, seed=9)
+    shipped = [find(t) for t in corpus]
+
+    def admitted(
+        text: str, lowered: str, present: set[str], cased: list[d.Rule], others: tuple[str, ...]
+    ) -> list[tuple[d.Rule, str]]:
+        return [(r, lowered if r.lower else text) for r in d.RULES if triggered(r, text, lowered)]
+
+    # the prefilter off: every rule on every text, the prose rule from every position
+    monkeypatch.setattr(d, "_admitted", admitted)
+    monkeypatch.setattr(d, "_prose_matches", lambda hay, present, others: d._PROSE.finditer(hay))
+    unfiltered_found = [find(t) for t in corpus]
+    assert sum(map(len, shipped)) > len(corpus) / 2  # the generated credentials are found
+    assert [
+        k for k, (a, b) in enumerate(zip(shipped, unfiltered_found, strict=True)) if a != b
+    ] == []
