@@ -119,3 +119,14 @@ def test_find_with_every_rule_admitted_finds_the_same(monkeypatch: pytest.Monkey
     assert [
         k for k, (a, b) in enumerate(zip(shipped, unfiltered_found, strict=True)) if a != b
     ] == []
+
+
+@given(
+    st.text(
+        st.sampled_from("aZ09+/_-=.~: \n\\é→😀?") | st.sampled_from("abcXYZ019+/_-"), max_size=200
+    )
+)
+@settings(max_examples=300, deadline=None, derandomize=True)
+def test_the_base64_runs_are_the_regex_runs(text: str) -> None:
+    # `_b64_runs` finds base64 runs without the regex that tries every letter; the same spans
+    assert list(d._b64_runs(text)) == [m.span() for m in d._B64_RUN.finditer(text)]
