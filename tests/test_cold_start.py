@@ -57,6 +57,27 @@ def test_reading_commands_never_import_the_models_or_the_lancedb_client(
     assert loaded(*argv, *extra) == set()
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["get", SESSION, "c-11", "--window", "1"],
+        ["get", SESSION, "--from", "2", "--to", "9"],
+        ["sessions"],
+        ["--version"],
+    ],
+)
+def test_short_commands_start_without_shutil(argv: list[str], samples_memory: Path) -> None:
+    """shutil (with zlib, bz2 and lzma) cost ~4 ms of CPU at every verb's start, for a verb
+    funes does not ship (`funes NAME` runs `funes-NAME`) and the lexical index's writes."""
+    extra = ["--memory", str(samples_memory)] if argv[0] != "--version" else []
+    p = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=("shutil", "bz2", "lzma")), *argv, *extra],
+        capture_output=True, stdin=subprocess.DEVNULL, timeout=120, check=False,
+    )  # fmt: skip
+    assert p.stderr.decode().splitlines()[-1] == "LOADED=", p.stderr.decode()
+    assert p.stdout  # the command answered
+
+
 def test_recall_imports_onnxruntime_only_to_embed_a_question(samples_memory: Path) -> None:
     assert "onnxruntime" in loaded("recall", "tile cache", "--memory", samples_memory)
     # A bad value is refused before anything heavy loads.

@@ -11,7 +11,6 @@ import difflib
 import importlib
 import os
 import pkgutil
-import shutil
 import sys
 
 import funes
@@ -90,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     if verb in verbs():
         module = importlib.import_module(f"funes.cli.{verb.replace('-', '_')}")
         return int(module.main(rest) or 0)
+    # lazy: shutil (with zlib, bz2, lzma) costs ~4 ms of CPU at every verb's start; only a verb
+    # funes does not ship needs it
+    import shutil
+
     exe = shutil.which(f"funes-{verb}")
     if exe:
         sys.stdout.flush()

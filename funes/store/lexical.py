@@ -38,7 +38,6 @@ import hashlib
 import json
 import mmap
 import os
-import shutil
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -334,6 +333,9 @@ def _merge_streaming(segments: Sequence[Segment], root: Path, name: str, total: 
         os.replace(tmp, root / name)
     except BaseException:
         files.close()
+        # lazy: shutil (with zlib, bz2, lzma) is for writes only; a reading command skips it
+        import shutil
+
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
@@ -367,6 +369,8 @@ def _drop_pages(seg: Segment) -> None:
 
 def _raw_to_npy(raw: Path, npy: Path, n: int, dtype: np.dtype) -> None:
     """``raw`` (n values of ``dtype``, native order) as the .npy file ``npy``; ``raw`` removed."""
+    import shutil  # lazy: as in merge_to
+
     with open(npy, "wb") as out, open(raw, "rb") as src:
         header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
                   "shape": (n,)}  # fmt: skip
@@ -526,6 +530,8 @@ class LexicalIndex:
 
     def compact(self) -> None:
         """Merge everything into one segment (off the hot path: `funes optimize`)."""
+        import shutil  # lazy: as in merge_to
+
         self._flush_pending()
         if len(self.segments) > 1 or any(s.deleted is not None for s in self.segments):
             name = self._seg_name()
@@ -552,6 +558,8 @@ class LexicalIndex:
 
     def gc(self) -> None:
         """Remove segment dirs, deletion masks and temp files the manifest does not name."""
+        import shutil  # lazy: as in merge_to
+
         if not self.root.is_dir():
             return
         named = {s.name: s.deleted_file for s in self.segments}
