@@ -108,6 +108,7 @@ def bip39_words() -> frozenset[str]:
 
 
 MNEMONIC_LENGTHS = (12, 15, 18, 21, 24)
+_RUN_OF_SHORTEST = b"\x01" * MNEMONIC_LENGTHS[0]
 _WORD = re.compile(r"[a-z]+")
 # What may stand between two words of a written-out mnemonic: spaces, commas, line breaks,
 # quotes, list numbering (`1. abandon 2. ability`), JSON escapes of a newline.
@@ -119,24 +120,26 @@ def mnemonic_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     with nothing but separators and numbering between them."""
     words = bip39_words()
     end = len(text) if end is None else end
-    if sum(map(words.__contains__, _WORD.findall(text, start, end))) < MNEMONIC_LENGTHS[0]:
-        return []  # not as many BIP39 words in all as the shortest phrase has in a row
+    # a run is that many words in a row of the list: one byte per word, 1 for a BIP39 word
+    if _RUN_OF_SHORTEST not in bytes(map(words.__contains__, _WORD.findall(text, start, end))):
+        return []
     spans: list[tuple[int, int]] = []
-    run: list[tuple[int, int]] = []
-
-    def close() -> None:
-        if len(run) >= MNEMONIC_LENGTHS[0]:
-            spans.append((run[0][0], run[-1][1]))
-        run.clear()
-
+    shortest = MNEMONIC_LENGTHS[0]
+    n = first = last = 0  # the current run: its words, its first's start, its last's end
     for m in _WORD.finditer(text, start, end):
-        if m.group() in words and (
-            not run or _GAP.fullmatch(text, run[-1][1], m.start()) is not None
-        ):
-            run.append(m.span())
+        if m.group() not in words:
+            if n >= shortest:
+                spans.append((first, last))
+            n = 0
+            continue
+        s, e = m.span()
+        if n and _GAP.fullmatch(text, last, s) is not None:
+            n += 1
         else:
-            close()
-            if m.group() in words:
-                run.append(m.span())
-    close()
+            if n >= shortest:
+                spans.append((first, last))
+            n, first = 1, s
+        last = e
+    if n >= shortest:
+        spans.append((first, last))
     return spans
