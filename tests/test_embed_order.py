@@ -96,6 +96,7 @@ def test_head_leaves_long_tool_results_to_words_and_nothing_waits(
     # Not waiting: status, a backfill and a second index run all say nothing is left.
     st = status(mem)
     assert st["without_vectors"] == 0 and st["tool_results"] == "head"
+    assert open_memory(mem).counts().without_vectors == 0  # what `funes doctor` reports
     shown = run_cmd("funes", "status", "--memory", mem).stdout.decode()
     assert "awaiting vectors" not in shown
     assert "tool results: only each one's first piece gets a vector, by choice" in shown
