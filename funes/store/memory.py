@@ -62,6 +62,12 @@ _INT_COLUMNS = frozenset(("seq", "block_idx", "split_idx"))
 # 3k; with it ≈ 5 ms at any size, measured in bench/README.md).
 SESSION_INDEX_ROWS = 5_000
 SESSION_INDEX = "session_id_idx"
+# At and above this many rows a writer storing vectors keeps a BTREE index on ``id``: storing a
+# batch's vectors is a merge-insert on ``id``, which without it joins the whole table (every
+# column: +400 MB of RSS per 256-vector commit at 120k rows, growing with the table; with it
+# ≈ 1 ms-order lookups and a bounded peak, measured).
+ID_INDEX_ROWS = 5_000
+ID_INDEX = "id_idx"
 # Append batches are committed together: fewer table versions and lexical segments.
 BACKFILL_COMMIT = 256
 WAITING_FOR_VECTOR = f"vector IS NULL AND (split_idx IS NULL OR split_idx < {EMBEDDED_SPLITS})"
@@ -304,6 +310,10 @@ class Memory:
     def has_ann_index(self) -> bool:
         return self._has_index("vector")
 
+    def has_id_index(self) -> bool:
+        """Whether the table has its scalar index on ``id`` (:data:`ID_INDEX`)."""
+        return self._has_index("id")
+
     def has_session_index(self) -> bool:
         """Whether the table has its scalar index on ``session_id`` (:data:`SESSION_INDEX`)."""
         return self._has_index("session_id")
@@ -486,6 +496,7 @@ class MemoryWriter:
         self.memory = memory
         self._table = _lancedb_table(memory.path)
         self._ids: IdSet | None = None
+        self._id_index_checked = False
         self._counts = self._load_counts()
 
     # ------------------------------------------------------------------ counts.json
@@ -667,6 +678,9 @@ class MemoryWriter:
             )
         if not len(ids):
             return
+        if not self._id_index_checked:
+            self._id_index_checked = True
+            self.index_ids()
         vec_type = self._table.schema.field("vector").type
         batch = pa.table(
             {
@@ -773,6 +787,27 @@ class MemoryWriter:
 
         before = self._counts_before()
         self._table.create_index("session_id", config=BTree(), name=SESSION_INDEX, replace=False)
+        m.reload()
+        self._counts_after(before)
+        m.lexical.commit(m.version)
+        return True
+
+    def index_ids(self, min_rows: int = ID_INDEX_ROWS) -> bool:
+        """Build the BTREE index on ``id`` when the table has none and holds at least
+        ``min_rows`` rows; returns whether it built one. Safe like :meth:`index_sessions` (an
+        atomic commit of index files; rows, counts and the lexical index unchanged). Rows
+        rewritten after the build (each stored vector rewrites its row) are looked up by a scan
+        of their fragments until `funes optimize` folds them in: a backfill of 15,000 vectors
+        into a 120k-row table kept the peak under 600 MB, against 850 MB after 3 commits
+        without the index."""
+        m = self.memory
+        if m.count() < min_rows or m.has_id_index():
+            return False
+        # lazy: lancedb stays off fast commands' start-up
+        from lancedb.index import BTree
+
+        before = self._counts_before()
+        self._table.create_index("id", config=BTree(), name=ID_INDEX, replace=False)
         m.reload()
         self._counts_after(before)
         m.lexical.commit(m.version)
