@@ -790,8 +790,14 @@ def scale_section(r: dict[str, Any]) -> list[str]:
     row("first `funes index --no-embed --yes`: first lexical answer", "", idx("first_hit_s"))
     row("… all text searchable (every session's text tier)", "≤ 600 s at 1M",
         idx("all_text_searchable_s"))  # fmt: skip
-    row("… the whole run (text, tool calls, tool results)", "peak ≤ 1 GB",
-        lambda x: _p(x.get("index")))  # fmt: skip
+
+    def whole(x: dict[str, Any]) -> str:
+        out = _p(x.get("index"))
+        if x.get("index_continued"):  # a run stopped at the limit, finished by a second one
+            out += f"; a second run finished it: {_p(x['index_continued'])}"
+        return out
+
+    row("… the whole run (text, tool calls, tool results)", "peak ≤ 1 GB", whole)
     row("embedding behind: `funes index --backfill`, real model, its first 60 s of CPU", "≥ 120 chunks/s, ≤ 1 GB",
         embed)  # fmt: skip
     row(
@@ -805,9 +811,20 @@ def scale_section(r: dict[str, Any]) -> list[str]:
         lambda x: _warm(x.get("warm_flat")))  # fmt: skip
     row("… with the pair model forced on (head of 20)", "same",
         lambda x: _warm(x.get("warm_flat_pair")))  # fmt: skip
+
+    def after_opt(key: str) -> Callable[[dict[str, Any]], str]:
+        def cell(x: dict[str, Any]) -> str:
+            ann = g(x, "disk_reaped", "ann_index")
+            if ann is None:
+                ann = g(x, "optimize", "report", "ann")
+            note = "" if ann else " (no ANN index: flat)"
+            return _warm(x.get(key)) + note if x.get(key) else "—"
+
+        return cell
+
     row("warm recall after `funes optimize` (ANN from 50k vectors)", "same",
-        lambda x: _warm(x.get("warm_optimized")))  # fmt: skip
-    row("… with the pair model forced on", "same", lambda x: _warm(x.get("warm_optimized_pair")))
+        after_opt("warm_optimized"))  # fmt: skip
+    row("… with the pair model forced on", "same", after_opt("warm_optimized_pair"))
     row("`funes recall` cold", "≤ 1.5 s CPU at 1M", cold("recall"))
     row("`funes status` cold", "≤ 0.4 s CPU at 1M", cold("status"))
     row("`funes get SESSION TURN` cold", "≤ 0.4 s CPU at 1M", cold("get"))

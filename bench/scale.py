@@ -346,9 +346,11 @@ def disk(mem_path: Path, reap: bool = False) -> dict[str, Any]:
         with open_memory(mem_path).writer(interactive=False) as w, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             w.optimize(ann=False, cleanup_older_than=timedelta(0))
-    n = open_memory(mem_path).count()
+    mem = open_memory(mem_path)
+    n = mem.count()
     return {
         "chunks": n,
+        "ann_index": mem.has_ann_index(),
         "bytes_per_chunk": round(du(mem_path) / n),
         "table_bytes_per_chunk": round(du(mem_path / "chunks.lance") / n),
         "lexical_bytes_per_chunk": round(du(mem_path / "lexical") / n),
