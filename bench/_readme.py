@@ -657,12 +657,15 @@ def noop_section(r: dict[str, Any]) -> list[str]:
 
 def _p(x: Any, cpu_key: str = "cpu_s", wall_key: str = "wall_s") -> str:
     """A process measure: CPU (wall), peak RSS, load; or why there is none."""
-    if not isinstance(x, dict):
+    if not isinstance(x, dict) or not x:
         return "—"
     if "error" in x:
         return f"failed: `{x['error'][:120]}`"
     if x.get("timed_out"):
-        return f"**stopped at the time limit** after {x[wall_key]:.0f} s (CPU {x[cpu_key]:.0f} s)"
+        rss = f", {x['peak_rss_mb']:,} MB" if x.get("peak_rss_mb") else ""
+        return (
+            f"**stopped at the time limit** after {x[wall_key]:.0f} s (CPU {x[cpu_key]:.0f} s{rss})"
+        )
     if x.get("exit"):
         return f"exit {x['exit']}: `{(x.get('stderr') or '')[-120:]}`"
     if x.get("failed"):
@@ -706,7 +709,8 @@ def scale_section(r: dict[str, Any]) -> list[str]:
         f"docstring says how each figure is taken): {r['vectors']}. Whole processes unless "
         "said: CPU is user + system of the process and its children, the wall time beside it; "
         "peak RSS is the process's high-water mark; the 1-minute load average at the start of "
-        "each measure is quoted (2 cores). Cold commands: medians of 5 runs after one untimed.",
+        "each measure is quoted (2 cores). Cold commands: medians of 5 runs after one untimed. "
+        "—: not measured (a run stopped before that step).",
         "",
         "| measure | aim | " + " | ".join(f"{int(k):,} chunks" for k in keys) + " |",
         "|---|---|" + "---|" * len(keys),
@@ -841,4 +845,9 @@ def scale_section(r: dict[str, Any]) -> list[str]:
     )
     row("… warm (cached)", "", remote("remote_recall_warm"))
     row("`funes scrub` (gitleaks or TruffleHog's engine)", "", lambda x: _p(x.get("scrub")))
+    notes = [f"{int(k):,} chunks: {x['note']}" for k, x in sizes.items() if x.get("note")]
+    builds = sorted({x["build"] for x in sizes.values() if x.get("build")})
+    if notes or builds:
+        out.append("")
+    out += [f"Build measured: {b}." for b in builds] + notes
     return out

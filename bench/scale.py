@@ -584,7 +584,7 @@ def one_size(n: int, tmp: Path, quick: bool = False, work: Path = WORK) -> dict[
 
 VECTORS_NOTE = (
     "random unit vectors for every chunk (embedding is measured only in `embed_behind`: the "
-    "real model for 60 s); the query is embedded by the real model"
+    "real model for 60 s of its CPU); the query is embedded by the real model"
 )
 
 
