@@ -661,6 +661,11 @@ def _p(x: Any, cpu_key: str = "cpu_s", wall_key: str = "wall_s") -> str:
         return "—"
     if "error" in x:
         return f"failed: `{x['error'][:120]}`"
+    if x.get("stopped_early"):  # stopped by hand (a run that had to end), not by its limit
+        return (
+            f"**stopped before it finished**, after {x[wall_key]:.0f} s (CPU {x[cpu_key]:.0f} s, "
+            f"{x.get('peak_rss_mb', 0):,} MB)"
+        )
     if x.get("timed_out"):
         rss = f", {x['peak_rss_mb']:,} MB" if x.get("peak_rss_mb") else ""
         return (
@@ -826,7 +831,7 @@ def scale_section(r: dict[str, Any]) -> list[str]:
 
         return cell
 
-    row("warm recall after `funes optimize` (ANN from 50k vectors)", "same",
+    row("warm recall after `funes optimize` (ANN index)", "same",
         after_opt("warm_optimized"))  # fmt: skip
     row("… with the pair model forced on", "same", after_opt("warm_optimized_pair"))
     row("`funes recall` cold", "≤ 1.5 s CPU at 1M", cold("recall"))
