@@ -504,8 +504,8 @@ def pause(note):
 
 
 class PauseMidRun(index.IndexProgress):
-    def update(self, ph, done, total, chunks, force=False, unit=""):
-        super().update(ph, done, total, chunks, force, unit)
+    def update(self, ph, done, total, chunks, force=False, unit="", after=0):
+        super().update(ph, done, total, chunks, force, unit, after)
         if ph == phase and 0 < chunks and done < total:
             pause(f"{done} {total} {chunks}")
 
