@@ -262,10 +262,13 @@ run_index() {
 		summary=$(grep -v '^funes: ' "$out" 2>/dev/null | tail -n 1)
 		log_runners "ok${summary:+ ($summary)}"
 	else
+		# One append per runner with funes' last lines under it: a reader that sees the FAILED
+		# line sees them.
+		detail=$(tail -n 20 "$out" 2>/dev/null | sed 's/^/    /')
 		printf '%s\n' "${runners:-$agent $event $session}" | while IFS= read -r who; do
 			[ -n "$who" ] || continue
-			printf '%s %s: %s\n' "$(date +%Y-%m-%dT%H:%M:%S%z)" "$who" "FAILED (exit $rc)" >>"$logfile"
-			tail -n 20 "$out" 2>/dev/null | sed 's/^/    /' >>"$logfile"
+			printf '%s %s: %s\n' "$(date +%Y-%m-%dT%H:%M:%S%z)" "$who" "FAILED (exit $rc)${detail:+
+$detail}" >>"$logfile"
 		done
 	fi
 }

@@ -75,8 +75,10 @@ if [ "$rc" -eq 0 ]; then
 elif [ "$rc" -eq 2 ]; then
 	log "WARN — secrets held back; $(tail -n 1 "$out" 2>/dev/null | sed 's/^funes: //')"
 else
-	log "FAILED (exit $rc)"
-	tail -n 20 "$out" 2>/dev/null | sed 's/^/    /' >>"$logfile"
+	# One append with funes' last lines under it: a reader that sees the FAILED line sees them.
+	detail=$(tail -n 20 "$out" 2>/dev/null | sed 's/^/    /')
+	log "FAILED (exit $rc)${detail:+
+$detail}"
 fi
 [ "$out" = /dev/null ] || rm -f "$out"
 exit 0
