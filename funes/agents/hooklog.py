@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from funes.store.paths import funes_home
+from funes.store import hookslog
 
 _LINE = re.compile(r"^(?P<ts>\S+) (?P<agent>\S+) (?P<event>\S+) (?P<session>\S+): (?P<msg>.*)$")
 ENDINGS = ("ok", "FAILED", "ABORT")
 
 
 def log_path() -> Path:
-    return funes_home() / "logs" / "hooks.log"
+    return hookslog.hooks_log()
 
 
 @dataclass

@@ -16,13 +16,10 @@ import shutil
 import subprocess
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from funes.store import ann
-from funes.store.paths import funes_home
-from funes.store.private import private_dir
+from funes.store import ann, hookslog
 
 if TYPE_CHECKING:
     from funes.store.memory import Memory
@@ -31,15 +28,7 @@ NICE = 15  # below the backfill behind (10): vectors first, then their index
 
 
 def log(message: str) -> None:
-    """One hooks.log line: `<ISO time> funes ann -: <message>`."""
-    path = funes_home() / "logs" / "hooks.log"
-    try:
-        private_dir(path.parent)
-        stamp = datetime.now().astimezone().strftime("%Y-%m-%dT%H:%M:%S%z")
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(f"{stamp} funes ann -: {message}\n")
-    except OSError:
-        pass  # a log that cannot be written never stops the build
+    hookslog.append("ann", message)
 
 
 def command(memory: Path) -> list[str]:

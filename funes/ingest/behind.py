@@ -19,16 +19,14 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from funes.errors import FunesError
 from funes.ingest import ann
 from funes.ingest.backfill import embed_unlocked, load_embed
+from funes.store import hookslog
 from funes.store.lock import BehindLock, LockBusy, behind_pid
-from funes.store.paths import funes_home
-from funes.store.private import private_dir
 
 if TYPE_CHECKING:
     from funes.store.memory import Memory, MemoryWriter
@@ -38,21 +36,8 @@ LOCK_FD_ENV = "FUNES_BACKFILL_LOCK_FD"  # the locked descriptor :func:`start` ha
 BUSY_GIVE_UP = 1800.0  # seconds of never getting the writer lock before giving up
 
 
-def log_path() -> Path:
-    """Where the hooks log, and so where a backfill behind logs."""
-    return funes_home() / "logs" / "hooks.log"
-
-
 def log(message: str) -> None:
-    """One hooks.log line: `<ISO time> funes backfill -: <message>`."""
-    path = log_path()
-    try:
-        private_dir(path.parent)
-        stamp = datetime.now().astimezone().strftime("%Y-%m-%dT%H:%M:%S%z")
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(f"{stamp} funes backfill -: {message}\n")
-    except OSError:
-        pass  # a log that cannot be written never stops the backfill
+    hookslog.append("backfill", message)
 
 
 def start(memory: Path, command: Sequence[str]) -> tuple[int, bool]:
