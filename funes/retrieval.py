@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -353,6 +353,31 @@ class Result:
         return out
 
 
+@dataclass
+class _Shapes:
+    """The session shapes a searcher has read (:meth:`Searcher._sessions`), whole sessions
+    only, at one table version."""
+
+    version: int
+    shapes: ranker_t.Sessions
+    fragments: dict[int, int]  # the table's fragments then, and the rows each held
+
+    def follow(self, mem: Memory, cols: tuple[str, ...]) -> _Shapes | None:
+        """These shapes at ``mem``'s version, when that version only added fragments: their
+        rows are read into the sessions kept (a session not kept may have older rows elsewhere:
+        it is read whole when asked for). None when a fragment lost rows or went (a remove, a
+        scrub, a compaction): what was kept may hold a deleted record."""
+        frags = mem.fragments()
+        if any(frags.get(f) != n for f, n in self.fragments.items()):
+            return None
+        shapes = self.shapes
+        if new := [f for f in frags if f not in self.fragments]:
+            t = mem.rows(None, cols, fragments=new).to_pydict()
+            keep = [i for i, s in enumerate(t["session_id"]) if s in shapes.shape]
+            shapes = shapes.extend(*([t[c][i] for i in keep] for c in cols))
+        return _Shapes(mem.version, shapes, frags)
+
+
 class Searcher:
     """One memory plus the models, kept warm across queries (MCP, `funes-query` batches)."""
 
@@ -374,8 +399,7 @@ class Searcher:
         pair: Any = SHIPPED,
     ) -> None:
         self.weights = weights  # a ranker weights file instead of the shipped one
-        # (table version, shapes, fragment ids read, rows then): see _sessions
-        self._shapes: tuple[int, ranker_t.Sessions, set[int], int] | None = None
+        self._shapes: _Shapes | None = None  # the session shapes read so far: see _sessions
         self._vectors: tuple[int, bool] | None = None
         self.memory = memory
         self.embedder = embedder
@@ -443,7 +467,7 @@ class Searcher:
         coverage, rare = _coverage(terms, idf, rows, present)
         ctx = ranker.Context(
             lex_rank, dict(lexical), vec_rank, cos, coverage, rare, pool_n,
-            self._sessions(), vectors,
+            self._sessions({r["session_id"] for r in rows}), vectors,
         )  # fmt: skip
         x = ranker.candidate_features(rows, ctx)
         has_words = any(len(t) >= 3 for t in terms)
@@ -621,33 +645,32 @@ class Searcher:
             self._vectors = (version, self.memory.has_vectors())
         return self._vectors[1]
 
-    def _sessions(self) -> ranker_t.Sessions:
-        """Every session's shape (last seq, what kind of record sits at each seq): the
-        position and finding features need it. Read in one scan, then kept up to date by
-        reading only the fragments each new table version adds — a hook's write every turn
-        would otherwise make a warm searcher rescan four columns of every row (0.11 s of CPU
-        at 100k chunks) before its next answer. A version with fewer rows (a remove, a
-        scrub) is read whole again, so no deleted record stays in a shape."""
+    def _sessions(self, sids: Iterable[str]) -> ranker_t.Sessions:
+        """The shapes (last seq, what kind of record sits at each seq) of the sessions
+        ``sids``: the position and finding features of a pool read its own sessions' shapes
+        only. A first question reads just those, in one scan filtered on ``session_id`` (the
+        session index answers it): reading four columns of every row made a cold recall's
+        CPU grow with the memory (bench/README.md, scale). What was read is kept across questions and table
+        versions, brought up to date by reading only the fragments a new version adds (a
+        hook's write every turn would otherwise make a warm searcher read its sessions again
+        before its next answer); a version that removed rows drops it, so no deleted record
+        stays in a shape."""
         # lazy: numpy stays off fast commands' start-up
         from funes import ranker
+        from funes.store.memory import sql_in
 
         mem = self.memory
-        version = mem.version
-        if self._shapes is not None and self._shapes[0] == version:
-            return self._shapes[1]
         cols = ("session_id", "seq", "role", "block_type")
-        frags, rows = mem.fragments(), mem.count()
-        if self._shapes is not None and rows >= self._shapes[3]:
-            _, shapes, seen, _ = self._shapes
-            new = frags - seen
-            if new:
-                t = mem.rows(None, cols, fragments=new).to_pydict()
-                shapes = shapes.extend(t["session_id"], t["seq"], t["role"], t["block_type"])
-        else:
-            t = mem.rows(None, cols).to_pydict()
-            shapes = ranker.Sessions.build(t["session_id"], t["seq"], t["role"], t["block_type"])
-        self._shapes = (version, shapes, frags, rows)
-        return shapes
+        kept = self._shapes
+        if kept is not None and kept.version != mem.version:
+            kept = kept.follow(mem, cols)
+        if kept is None:
+            kept = _Shapes(mem.version, ranker.Sessions({}, {}), mem.fragments())
+        if missing := sorted(set(sids) - kept.shapes.shape.keys()):
+            t = mem.rows(sql_in("session_id", missing), cols).to_pydict()
+            kept.shapes = kept.shapes.extend(*(t[c] for c in cols))
+        self._shapes = kept
+        return kept.shapes
 
     def _attach_neighbors(self, hits: list[Hit], window: int) -> None:
         """Each hit's neighbouring turns (±``window`` seq, its own turn excluded), read in one

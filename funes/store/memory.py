@@ -449,10 +449,10 @@ class Memory:
         frags = [f for f in self._ds.get_fragments() if f.fragment_id in want]
         return self._ds.scanner(columns=list(columns), filter=where, fragments=frags).to_table()
 
-    def fragments(self) -> set[int]:
-        """The ids of the table's fragments at this version (appends add new ones; a rewrite
-        of rows, by a backfill or a compaction, puts them in new ones)."""
-        return {f.fragment_id for f in self._ds.get_fragments()}
+    def fragments(self) -> dict[int, int]:
+        """The table's fragments at this version, by id, with the rows each holds (appends add
+        fragments; a delete takes rows from one; a compaction puts rows in new ones)."""
+        return {f.fragment_id: int(f.metadata.num_rows) for f in self._ds.get_fragments()}
 
     def _scan(self, columns: list[str], where: str | None = None, limit: int | None = None) -> Any:
         return self._ds.to_table(columns=columns, filter=where, limit=limit)
