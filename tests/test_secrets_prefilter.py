@@ -105,20 +105,57 @@ def test_find_with_every_rule_admitted_finds_the_same(monkeypatch: pytest.Monkey
     corpus = texts(7) + [s.text for s in bench.seeded_corpus(2, seed=8)]
     corpus += bench.clean_corpus(100, seed=9)
     shipped = [find(t) for t in corpus]
+    # the anchored rules tried at their words' occurrences however many there are (short
+    # texts otherwise run the regex over the whole text)
+    monkeypatch.setattr(d, "_ANCHORED_SPACING", 0)
+    anchored = [find(t) for t in corpus]
 
     def admitted(
-        text: str, lowered: str, present: set[str], cased: list[d.Rule], others: tuple[str, ...]
+        text: str, lowered: str, present: object, cased: list[d.Rule], others: tuple[str, ...]
     ) -> list[tuple[d.Rule, str]]:
         return [(r, lowered if r.lower else text) for r in d.RULES if triggered(r, text, lowered)]
 
-    # the prefilter off: every rule on every text, the prose rule from every position
+    # the prefilter off: every rule on every text, its regex (the prose rule's too) from every
+    # position
     monkeypatch.setattr(d, "_admitted", admitted)
-    monkeypatch.setattr(d, "_prose_matches", lambda hay, present, others: d._PROSE.finditer(hay))
+    monkeypatch.setattr(
+        d, "_rule_matches", lambda rule, hay, found, others: unfiltered(rule, hay, hay)
+    )
     unfiltered_found = [find(t) for t in corpus]
     assert sum(map(len, shipped)) > len(corpus) / 2  # the generated credentials are found
     assert [
         k for k, (a, b) in enumerate(zip(shipped, unfiltered_found, strict=True)) if a != b
     ] == []
+    assert [
+        k for k, (a, b) in enumerate(zip(anchored, unfiltered_found, strict=True)) if a != b
+    ] == []
+
+
+@given(st.integers(0, 2**32 - 1))
+@settings(max_examples=20, deadline=None, derandomize=True)
+def test_an_anchored_rule_finds_what_its_regex_finds(seed: int) -> None:
+    # each anchored rule over generated credentials among the words other rules start with:
+    # tried only at its anchors, it matches what its regex matches from every position
+    rng = random.Random(seed)
+    words = [w for r in d.RULES for w, _ in r.anchors] + ["-", "=", " ", "\n", '"', ":"]
+    parts = [t for _, text, _ in cases(rng) for t in (text, json.dumps(text)[1:-1])]
+    text = "".join(rng.choice(words) + rng.choice(parts) for _ in range(60)).lower()
+    found = d._found(text)
+    for rule in d.RULES:
+        if rule.anchors:
+            starts = [p + shift for w, shift in rule.anchors for p in found.get(w, ())]
+            got = d._anchored_matches(rule.regex, text, starts, True)
+            assert [m.span() for m in got] == [m.span() for m in rule.regex.finditer(text)], (
+                rule.detector
+            )
+
+
+def test_every_trigger_and_anchor_is_a_word_of_the_automaton() -> None:
+    words = set(d._AUTOMATON_WORDS)
+    lowered_triggers = {t for r in d.RULES if r.lower for t in r.triggers}
+    assert lowered_triggers - words == set()
+    assert {w for r in d.RULES for w, _ in r.anchors} - words == set()
+    assert {r.detector for r in d.RULES if r.anchors and not r.lower} == set()
 
 
 @given(

@@ -1,8 +1,8 @@
 """Secrets: built-in detectors and redaction (here), the external scanner wrapper (`scanner`).
 
 ``find(text)`` lists the secrets in a text as :class:`Finding` spans; ``redact(text)`` replaces
-each with ``[REDACTED:<detector>]``. Pure stdlib and cheap on clean text: the chunk stage runs
-it on every block. The heavier, fail-closed scan used by the publish gate lives in
+each with ``[REDACTED:<detector>]``. Regexes and one C matcher for their words, cheap on clean
+text: the chunk stage runs it on every block. The heavier, fail-closed scan used by the publish gate lives in
 :mod:`funes.secrets.scanner` and is imported only where it is needed.
 
 The detectors are loaded on first use: a command that only needs to know which rules a memory
