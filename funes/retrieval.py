@@ -624,11 +624,14 @@ class Searcher:
             df = 0
             held: set[str] = set()
             for seg, (have, local) in zip(segs, where, strict=True):
-                docs, _ = seg.postings(h)
-                df += len(docs)
-                if len(docs) and len(local):
-                    pos = np.minimum(np.searchsorted(docs, local), len(docs) - 1)
-                    hit = have[docs[pos] == local]
+                a, b = seg.span(h)
+                df += seg.df((a, b))
+                if b > a and len(local):
+                    # searched in the postings' own dtype: a converted copy would read them all
+                    docs = seg.docs[a:b]
+                    q = local.astype(docs.dtype)
+                    pos = np.minimum(np.searchsorted(docs, q), b - a - 1)
+                    hit = have[np.asarray(docs[pos]) == q]
                     held.update(x.decode("utf-8") for x in pool_ids[hit])
             # A term the memory never saw weighs most: it is what the memory cannot answer.
             idf[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))

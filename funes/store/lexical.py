@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import mmap
 import os
 import uuid
@@ -91,6 +92,9 @@ class Segment:
     deleted_file: str | None = None
     # the ids sorted, and where each sits: built on the first locate (a warm reader keeps it)
     by_id: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    # (the deletion mask they were counted under, live documents, their summed length): every
+    # query needs both, and summing a million lengths each time grew a query with the index
+    counted: tuple[object, int, float] | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_docs(self) -> int:
@@ -102,12 +106,20 @@ class Segment:
         return ~self.deleted
 
     def n_live(self) -> int:
-        return self.n_docs - (int(self.deleted.sum()) if self.deleted is not None else 0)
+        return self._counted()[1]
 
     def live_length(self) -> float:
-        if self.deleted is None:
-            return float(self.dl.sum(dtype=np.float64))
-        return float(self.dl[~self.deleted].sum(dtype=np.float64))
+        return self._counted()[2]
+
+    def _counted(self) -> tuple[object, int, float]:
+        if self.counted is None or self.counted[0] is not self.deleted:
+            if self.deleted is None:
+                n, length = self.n_docs, float(self.dl.sum(dtype=np.float64))
+            else:
+                n = self.n_docs - int(self.deleted.sum())
+                length = float(self.dl[~self.deleted].sum(dtype=np.float64))
+            self.counted = (self.deleted, n, length)
+        return self.counted
 
     def live_ids(self) -> np.ndarray:
         return self.ids if self.deleted is None else self.ids[~self.deleted]
@@ -131,11 +143,24 @@ class Segment:
             out[(out >= 0) & self.deleted[np.maximum(out, 0)]] = -1
         return out
 
-    def postings(self, h: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+    def span(self, h: np.uint64) -> tuple[int, int]:
+        """Where term ``h``'s postings sit in ``docs`` and ``tfs`` (empty when absent)."""
         i = int(np.searchsorted(self.terms, h))
         if i >= len(self.terms) or self.terms[i] != h:
+            return 0, 0
+        return int(self.indptr[i]), int(self.indptr[i + 1])
+
+    def df(self, span: tuple[int, int]) -> int:
+        """Live documents among the postings of ``span`` (read only when some are deleted)."""
+        a, b = span
+        if self.deleted is None or a == b:
+            return b - a
+        return int((~self.deleted[self.docs[a:b]]).sum())
+
+    def postings(self, h: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+        a, b = self.span(h)
+        if a == b:
             return _EMPTY_I, _EMPTY_TF
-        a, b = int(self.indptr[i]), int(self.indptr[i + 1])
         docs, tfs = self.docs[a:b], self.tfs[a:b]
         if self.deleted is not None:
             keep = ~self.deleted[docs]
@@ -181,6 +206,86 @@ class Segment:
 
 _EMPTY_I = np.empty(0, dtype=np.int32)
 _EMPTY_TF = np.empty(0, dtype=np.uint16)
+
+
+@dataclass
+class SearchStats:
+    """What one :meth:`LexicalIndex.search` read: postings read whole, candidates looked up in
+    the postings of the terms it did not read whole, terms read whole, candidates scored."""
+
+    read: int = 0
+    looked_up: int = 0
+    terms_read: int = 0
+    candidates: int = 0
+
+
+class _Candidates:
+    """One segment's documents found by a query so far (a flag per document) and the BM25
+    part of each question term read for them, kept per term so the final score sums them in
+    question order."""
+
+    def __init__(
+        self, seg: Segment, avgdl: float, allow: Callable[[np.ndarray], np.ndarray] | None
+    ) -> None:
+        self.seg = seg
+        self.avgdl = avgdl
+        self.allow = allow
+        self.seen = np.zeros(seg.n_docs, dtype=bool)
+        self.partial = np.zeros(seg.n_docs, dtype=np.float64)  # summed in reading order
+        self.parts: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # term → (docs, its part)
+
+    def _part(self, w: float, docs: np.ndarray, tfs: np.ndarray) -> np.ndarray:
+        # the very expression (and dtypes) of a scan of every posting: the same floats
+        tf = tfs.astype(np.float64)
+        norm = K1 * (1 - B + B * np.asarray(self.seg.dl)[docs] / self.avgdl)
+        return w * (tf / (tf + norm))
+
+    def read(self, j: int, w: float, span: tuple[int, int]) -> int:
+        """Term ``j``'s postings read whole: its documents join the candidates."""
+        a, b = span
+        if a == b:
+            return 0
+        docs, tfs = self.seg.docs[a:b], self.seg.tfs[a:b]
+        if self.seg.deleted is not None:
+            keep = ~self.seg.deleted[docs]
+            docs, tfs = docs[keep], tfs[keep]
+        part = self._part(w, docs, tfs)
+        self.parts[j] = (docs, part)
+        self.seen[docs] = True
+        self.partial[docs] += part
+        return b - a
+
+    def candidates(self) -> np.ndarray:
+        """The documents found so far that ``allow`` admits."""
+        docs = np.flatnonzero(self.seen)
+        if self.allow is not None and len(docs):
+            docs = docs[self.allow(np.asarray(self.seg.ids[docs]))]
+        return docs
+
+    def look_up(self, j: int, w: float, span: tuple[int, int], docs: np.ndarray) -> int:
+        """Term ``j``'s part for the candidates ``docs`` only: a binary search of each in its
+        postings (sorted by document), reading a few pages of them, not all."""
+        a, b = span
+        if a == b or not len(docs):
+            return 0
+        col = self.seg.docs[a:b]
+        q = docs.astype(col.dtype)  # the postings' own dtype: no converted copy of them
+        pos = np.minimum(np.searchsorted(col, q), b - a - 1)
+        hit = np.asarray(col[pos]) == q
+        if hit.any():
+            tfs = np.asarray(self.seg.tfs[a + pos[hit]])
+            self.parts[j] = (docs[hit], self._part(w, docs[hit], tfs))
+        return len(q)
+
+    def scores(self, docs: np.ndarray, n_terms: int) -> np.ndarray:
+        """The scores of ``docs``: each term's part added in question order, as a scan of
+        every posting adds them (the same floats)."""
+        total = np.zeros(self.seg.n_docs, dtype=np.float64)
+        for j in range(n_terms):
+            if j in self.parts:
+                d, part = self.parts[j]
+                total[d] += part
+        return total[docs]
 
 
 def _ids_array(ids: Sequence[str]) -> np.ndarray:
@@ -395,6 +500,7 @@ class LexicalIndex:
         self.lance_version: int | None = None
         self.next = 1
         self.pending: list[Segment] = []  # in-memory segments not yet saved (readers' catch-up)
+        self.stats = SearchStats()  # what the last search read
 
     # ------------------------------------------------------------------ reading
 
@@ -457,41 +563,63 @@ class LexicalIndex:
         k: int = 30,
         allow: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> list[tuple[str, float]]:
+        """:meth:`search` of query tokens already made.
+
+        Exact top ``k`` without reading every posting of a common term (MaxScore, term at a
+        time): terms are read rarest first, whole, while a document none of them holds could
+        still reach the ``k`` best; once the terms left weigh less, together, than the ``k``-th
+        best score so far, a document none of the read terms holds cannot enter the top ``k``,
+        and the terms left are only looked up (a binary search in their postings) for the
+        candidates already found. A term's BM25 part is below its idf (``tf / (tf + norm)`` is
+        below 1), which is the bound. Scores are summed in the question's term order, so they
+        are the very floats a scan of every posting gives; ``stats`` says what was read.
+        """
         segs = [s for s in self.all_segments() if s.n_docs]
+        self.stats = SearchStats()
         n = sum(s.n_live() for s in segs)
         if not tokens or n == 0 or k <= 0:
             return []
         avgdl = sum(s.live_length() for s in segs) / n
         hashes = [np.uint64(term_hash(t)) for t in dict.fromkeys(tokens)]
-        posts = [[s.postings(h) for h in hashes] for s in segs]
-        df = [sum(len(p[j][0]) for p in posts) for j in range(len(hashes))]
+        spans = [[s.span(h) for h in hashes] for s in segs]
+        df = [sum(s.df(sp[j]) for s, sp in zip(segs, spans, strict=True))
+              for j in range(len(hashes))]  # fmt: skip
         idf = [float(np.log(1 + (n - d + 0.5) / (d + 0.5))) for d in df]
-        cand_scores: list[np.ndarray] = []
-        cand_ids: list[np.ndarray] = []
-        for seg, seg_posts in zip(segs, posts, strict=True):
-            scores = np.zeros(seg.n_docs, dtype=np.float64)
-            dl = np.asarray(seg.dl)
-            for w, (docs, tf) in zip(idf, seg_posts, strict=True):
-                if len(docs):
-                    tf = tf.astype(np.float64)
-                    norm = K1 * (1 - B + B * dl[docs] / avgdl)
-                    scores[docs] += w * (tf / (tf + norm))
-            hit = np.flatnonzero(scores > 0)
-            if allow is not None and len(hit):
-                hit = hit[allow(np.asarray(seg.ids)[hit])]
-            if len(hit) > k:
-                # every document tied with the k-th best stays: the id breaks ties below
-                kth = np.partition(scores[hit], len(hit) - k)[len(hit) - k]
-                hit = hit[scores[hit] >= kth]
-            cand_scores.append(scores[hit])
-            cand_ids.append(np.asarray(seg.ids)[hit])
-        if not cand_scores:
+        # rarest first (ties: question order); bound[i] = what the terms after the i-th can add
+        order = sorted((j for j in range(len(hashes)) if df[j]), key=lambda j: (-idf[j], j))
+        bound = [sum(idf[j] for j in order[i + 1 :]) for i in range(len(order))]
+        parts = [_Candidates(seg, avgdl, allow) for seg in segs]
+        read, mass = 0, 0.0  # terms read whole, and their summed idf (a bound on any score)
+        cands: list[np.ndarray] | None = None  # the candidates, once no new one can win
+        for i, j in enumerate(order):
+            left = bound[i - 1] * (1 + 1e-9) if i else math.inf
+            # the k-th best so far is below what was read: look at it only when that can win
+            if cands is None and read and left < mass:
+                now = [p.candidates() for p in parts]
+                partial = np.concatenate([p.partial[c] for p, c in zip(parts, now, strict=True)])
+                if len(partial) >= k and left < np.partition(partial, len(partial) - k)[-k]:
+                    cands = now
+            if cands is not None:
+                for part, sp, c in zip(parts, spans, cands, strict=True):
+                    self.stats.looked_up += part.look_up(j, idf[j], sp[j], c)
+                continue
+            for part, sp in zip(parts, spans, strict=True):
+                self.stats.read += part.read(j, idf[j], sp[j])
+            read += 1
+            mass += idf[j]
+        self.stats.terms_read = read
+        if cands is None:
+            cands = [p.candidates() for p in parts]
+        sc_parts = [p.scores(c, len(hashes)) for p, c in zip(parts, cands, strict=True)]
+        id_parts = [np.asarray(p.seg.ids[c]) for p, c in zip(parts, cands, strict=True)]
+        self.stats.candidates = sum(len(a) for a in sc_parts)
+        if not self.stats.candidates:
             return []
-        sc = np.concatenate(cand_scores)
-        width = max(a.dtype.itemsize for a in cand_ids)
-        ids = np.concatenate([a.astype(f"S{width}") for a in cand_ids])
-        order = np.lexsort((ids, -sc))[:k]
-        return [(ids[i].decode("utf-8"), float(sc[i])) for i in order]
+        sc = np.concatenate(sc_parts)
+        width = max(a.dtype.itemsize for a in id_parts)
+        ids = np.concatenate([a.astype(f"S{width}") for a in id_parts])
+        top = np.lexsort((ids, -sc))[:k]
+        return [(ids[i].decode("utf-8"), float(sc[i])) for i in top]
 
     # ------------------------------------------------------------------ writing (locked)
 
