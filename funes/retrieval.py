@@ -52,6 +52,12 @@ STRONG_COVERAGE = 0.6
 MAX_QUERY_CHARS = 4096  # a question, or an error message pasted whole; not a document
 NEIGHBOR_CHARS = 160  # of the neighbour's text, whitespace runs folded so it stays one line
 NEIGHBOR_LINES = 3  # neighbour lines on each side of a hit, per seq of window
+# What the second stage reads of every pool row (features, recency, collapsing, a hit's
+# duplicates and turn chunks); the other chunk fields are read for the k hits only. Each column
+# of a 200-row pool costs a random read per row.
+POOL_FIELDS = ("id", "text", "session_id", "turn_uuid", "seq", "ts", "role", "block_type",
+               "block_idx", "split_idx")  # fmt: skip
+HIT_FIELDS = tuple(f for f in CHUNK_FIELDS if f not in POOL_FIELDS)
 
 
 @dataclass
@@ -441,7 +447,7 @@ class Searcher:
         order = rrf([[c for c, _ in lexical], [c for c, _ in vector]])
         if not order:
             return None
-        rows = mem.fetch(order, columns=[*CHUNK_FIELDS, "vector"])
+        rows = mem.fetch(order, columns=[*POOL_FIELDS, "vector"], arrays=True, addresses=True)
         cos: dict[str, float] = {}
         vectors: dict[str, Any] = {}
         if qv is not None:
@@ -552,6 +558,7 @@ class Searcher:
             scored.append((rel * w * (p_answer if p_answer is not None else 1.0), rel, w, r))
         scored.sort(key=lambda s: (-s[0], pos[s[3]["id"]]))
         kept, dups, same_turn = _collapse(scored, q.k)
+        _complete(mem, [s[3] for s in kept])
 
         best_cos = max(ctx.cos.values(), default=0.0)
         best_cov = max(ctx.coverage.values(), default=0.0)
@@ -720,6 +727,24 @@ class Searcher:
                 }
                 for r in before + after
             ]
+
+
+def _complete(mem: Memory, rows: list[dict[str, Any]]) -> None:
+    """The chunk fields the pool was not read with (:data:`HIT_FIELDS`), for the hits only:
+    taken by row address (no second lookup of ids), by id where an address is not there or
+    no longer holds that row."""
+    todo = [r for r in rows if any(f not in r for f in HIT_FIELDS)]
+    addrs = [r.pop("_rowaddr", None) for r in rows]
+    if not todo:
+        return
+    by_id: dict[str, dict[str, Any]] = {}
+    if all(a is not None for a in addrs):
+        by_id = {g["id"]: g for g in mem.take(addrs, ["id", *HIT_FIELDS])}
+    lost = [r["id"] for r in todo if r["id"] not in by_id]
+    by_id.update((g["id"], g) for g in mem.fetch(lost, HIT_FIELDS))
+    for r in todo:
+        got = by_id.get(r["id"], {})
+        r.update({f: got.get(f) for f in HIT_FIELDS})
 
 
 def _coverage(

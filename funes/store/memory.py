@@ -403,16 +403,34 @@ class Memory:
 
     # ------------------------------------------------------------------ fetch
 
-    def fetch(self, ids: Sequence[str], columns: Sequence[str] = META_COLUMNS) -> list[dict]:
-        """Rows for ``ids`` in the order given (ids not stored are left out)."""
+    def fetch(
+        self,
+        ids: Sequence[str],
+        columns: Sequence[str] = META_COLUMNS,
+        arrays: bool = False,
+        addresses: bool = False,
+    ) -> list[dict]:
+        """Rows for ``ids`` in the order given (ids not stored are left out). ``arrays``: each
+        vector as a float32 numpy row (None when it has none), not a list of 384 Python
+        floats; ``addresses``: each row's ``_rowaddr``, for :meth:`take` of more columns."""
         if not ids:
             return []
         cols = list(dict.fromkeys(["id", *columns]))
         rows: dict[str, dict] = {}
         for i in range(0, len(ids), 1000):
-            for r in self._scan(cols, sql_in("id", ids[i : i + 1000])).to_pylist():
+            t = self._ds.to_table(
+                columns=cols, filter=sql_in("id", ids[i : i + 1000]), with_row_address=addresses
+            )
+            for r in _pylist(t, self.dim) if arrays else t.to_pylist():
                 rows.setdefault(r["id"], r)
         return [rows[i] for i in ids if i in rows]
+
+    def take(self, addresses: Sequence[int], columns: Sequence[str]) -> list[dict]:
+        """Rows by their ``_rowaddr`` at this version (:meth:`fetch` with ``addresses``), in
+        the order given: no lookup of ids."""
+        if not addresses:
+            return []
+        return self._ds._take_rows(list(addresses), columns=list(columns)).to_pylist()
 
     def session_rows(
         self,
@@ -878,6 +896,22 @@ class MemoryWriter:
         report["vectors"] = with_vectors
         report["ann"] = self.memory.has_ann_index()
         return report
+
+
+def _pylist(t: pa.Table, dim: int) -> list[dict[str, Any]]:
+    """``t.to_pylist()``, its ``vector`` column as float32 numpy rows (None for a null)."""
+    if "vector" not in t.column_names:
+        return t.to_pylist()
+    col = t.column("vector").combine_chunks()
+    rows = t.drop_columns(["vector"]).to_pylist()
+    # a null slot of a fixed-size list still holds its dim child values: slice by position
+    flat = col.values.to_numpy(zero_copy_only=False)
+    mat = flat[col.offset * dim : (col.offset + len(col)) * dim].astype(np.float32, copy=False)
+    mat = mat.reshape(len(col), dim)
+    valid = col.is_valid().to_numpy(zero_copy_only=False)
+    for r, v, ok in zip(rows, mat, valid, strict=True):
+        r["vector"] = v if ok else None
+    return rows
 
 
 def waits(chunk: Chunk, tool_results: str = "all") -> bool:
