@@ -140,7 +140,9 @@ _REPORTS = (
     "passes", "passed", "succeeded", "now works", "works now", "confirmed", "the output",
     "fails with", "failed with", "the error", "is set to", "was set to", "resolved", "✅", "✓",
 )  # fmt: skip
-_DROP_CODE = str.maketrans("", "", "{}[]()<>;=_/\\|$#`*&%")
+# Code punctuation, counted one character at a time (str.count, in C): translating every
+# passage's head to drop them cost ~5 ms of a 200-row pool
+_CODE_CHARS = tuple("{}[]()<>;=_/\\|$#`*&%")
 
 
 def normalised(text: str) -> str:
@@ -499,9 +501,10 @@ def candidate_features(rows: Sequence[dict[str, Any]], ctx: Context) -> np.ndarr
         row[col["log_len"]] = math.log1p(len(text))
         if text:
             head = text[:4000]
-            row[col["code_share"]] = 1.0 - len(head.translate(_DROP_CODE)) / len(head)
+            code = sum(map(head.count, _CODE_CHARS))
+            row[col["code_share"]] = 1.0 - (len(head) - code) / len(head)
         low = text[:4000].lower()
-        row[col["explain"]] = min(sum(w in low for w in _EXPLAIN), 3) / 3
+        row[col["explain"]] = min(sum(map(low.__contains__, _EXPLAIN)), 3) / 3
         sid = r["session_id"]
         row[col["sess_count"]] = math.log1p(len(by_session[sid]) - 1)
         row[col["sess_rrf"]] = sess_rrf[sid] / best_sess_rrf
@@ -529,7 +532,7 @@ def candidate_features(rows: Sequence[dict[str, Any]], ctx: Context) -> np.ndarr
         row[col["next_cos"]] = nxt
         row[col["dup_count"]] = math.log1p(dups[norm[i]] - 1)
         row[col["announces"]] = _ANNOUNCE.match(text[:200]) is not None
-        row[col["reports"]] = min(sum(w in low for w in _REPORTS), 3) / 3
+        row[col["reports"]] = min(sum(map(low.__contains__, _REPORTS)), 3) / 3
         follows, after, since = ctx.sessions.around(sid, seq)
         row[col["tool_follows"]] = follows
         row[col["after_tool"]] = after
