@@ -7,6 +7,7 @@ import errno
 import fnmatch
 import itertools
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,8 @@ from funes.records import Turn, fix_surrogates
 from funes.sources import FileStats, Source, get_source, known_roots, registry
 from funes.sources.facets import display_path
 from funes.sources.jsonl import irregular, iter_json_lines, open_regular
+
+_NO_WAL = frozenset((".jsonl", ".json", ".parquet"))  # formats that are no SQLite database
 
 
 class NotATranscript(FunesError):
@@ -46,8 +49,10 @@ class Unit:
         """`<size>:<mtime>` — what incremental indexing compares to skip unchanged files.
 
         A SQLite database in WAL mode (Hermes' state.db) takes new rows into its `-wal` file
-        long before the main file changes, so that file's size and mtime are part of it.
-        A pinned unit's signature is its revision.
+        long before the main file changes, so that file's size and mtime are part of it (a
+        JSON, JSON-lines or Parquet file is no database: no `-wal` is looked for, which
+        spares a failing stat per transcript in a sweep). A pinned unit's signature is its
+        revision.
         """
         if self.revision is not None:
             return self.revision
@@ -56,6 +61,8 @@ class Unit:
         except OSError:
             return None
         sig = f"{st.st_size}:{int(st.st_mtime)}"
+        if self.path.suffix in _NO_WAL:
+            return sig
         try:
             wal = os.stat(f"{self.path}-wal")
         except OSError:
@@ -146,29 +153,34 @@ def _walk(root: Path, forced: Source | None) -> list[tuple[Path, str | None]]:
     """Transcript files under ``root``, each with None, or with why it cannot be read (a
     directory that cannot be listed is one such entry: its transcripts are not lost silently)."""
     srcs = [forced] if forced else list(registry())
+    named = _name_test([p for s in srcs for p in s.patterns])
+    claims = [s.claims for s in srcs if s.claims is not None]
     found: list[tuple[Path, str | None]] = []
 
     def unreadable(e: OSError) -> None:
         found.append((Path(e.filename or root), os_reason(e)))
 
-    for entry in _files(root, unreadable):
-        f = Path(entry.path)
+    for f, entry in _files(root, unreadable):
         # A regular file is told by the listing's file type; anything else is asked (stat).
         if not _is_file(entry) and (why := irregular(f)) is not None:
             # A source that claims files by content would open it: only names decide.
-            if any(_match(f, pat) for s in srcs for pat in s.patterns):
+            if named(f):
                 found.append((f, why))
-        elif any(_matches(f, s) for s in srcs):
+        elif named(f) or any(claim(f) for claim in claims):
             found.append((f, None))
     # Path order, except that sub-agent sessions follow their parents (as the reference does).
-    return sorted(found, key=lambda fw: (fw[0].stem.startswith("agent-"), str(fw[0])))
+    # (a name starting "agent-" keeps that start in its stem)
+    return sorted(found, key=lambda fw: (fw[0].name.startswith("agent-"), str(fw[0])))
 
 
-def _files(root: Path, onerror: Callable[[OSError], None]) -> Iterator[os.DirEntry[str]]:
+def _files(
+    root: Path, onerror: Callable[[OSError], None]
+) -> Iterator[tuple[Path, os.DirEntry[str]]]:
     """The files under ``root`` as ``os.walk`` lists them (top-down, symlinked directories not
     entered, a directory that cannot be listed passed to ``onerror``), hidden directories
-    skipped; as directory entries, whose type the listing gives without a stat per file."""
-    stack = [os.fspath(root)]
+    skipped, in no particular order; each with its directory entry, whose type the listing
+    gives without a stat."""
+    stack = [root]
     while stack:
         top = stack.pop()
         try:
@@ -177,14 +189,12 @@ def _files(root: Path, onerror: Callable[[OSError], None]) -> Iterator[os.DirEnt
         except OSError as err:
             onerror(err)
             continue
-        dirs = []
-        for e in sorted(entries, key=lambda x: x.name):
+        for e in entries:
             if _is_dir(e):
                 if not e.name.startswith(".") and not e.is_symlink():
-                    dirs.append(e.path)
+                    stack.append(top / e.name)
             else:
-                yield e
-        stack.extend(reversed(dirs))
+                yield top / e.name, e
 
 
 def _is_dir(e: os.DirEntry[str]) -> bool:
@@ -201,19 +211,24 @@ def _is_file(e: os.DirEntry[str]) -> bool:
         return False
 
 
-def _matches(f: Path, src: Source) -> bool:
-    if src.claims is not None and src.claims(f):
-        return True
-    return any(_match(f, pat) for pat in src.patterns)
+def _name_test(patterns: Sequence[str]) -> Callable[[Path], bool]:
+    """Whether a path matches any of ``patterns`` as ``Path.match`` says. The patterns of one
+    part (``*.jsonl``), most of them, are matched against the name as one expression, not
+    parsed into parts at every file (a sweep of 10,000 transcripts spent a third of its time
+    there)."""
+    one = [p for p in patterns if "/" not in p and os.sep not in p]
+    parts = [p for p in patterns if p not in one]
+    by_name = None
+    if one:
+        rx = "|".join(f"(?:{fnmatch.translate(os.path.normcase(p))})" for p in one)
+        by_name = re.compile(rx).match
 
+    def test(f: Path) -> bool:
+        if by_name is not None and by_name(os.path.normcase(f.name)):
+            return True
+        return any(f.match(p) for p in parts)
 
-def _match(f: Path, pattern: str) -> bool:
-    """``f.match(pattern)``; a pattern of one part (``*.jsonl``) is matched against the name
-    alone, as Path.match does, without parsing the pattern into parts at every file (a
-    sweep of 10,000 transcripts spent a third of its time there)."""
-    if "/" in pattern or os.sep in pattern:
-        return f.match(pattern)
-    return fnmatch.fnmatch(f.name, pattern)
+    return test
 
 
 def _source_by_path(p: Path) -> Source | None:
