@@ -62,6 +62,11 @@ _INT_COLUMNS = frozenset(("seq", "block_idx", "split_idx"))
 # 3k; with it ≈ 5 ms at any size, measured in bench/README.md).
 SESSION_INDEX_ROWS = 5_000
 SESSION_INDEX = "session_id_idx"
+# Rows appended after the session index was built are read by a scan until they are folded into
+# it: a writer folds them in once they are this share of the table (and SESSION_INDEX_ROWS or
+# more). Hooks append a session at a time, so a memory indexed once kept its index covering
+# only its first rows: a cold `funes get` grew with every row since.
+SESSION_INDEX_STALE = 0.1
 # At and above this many rows a writer storing vectors keeps a BTREE index on ``id``: storing a
 # batch's vectors is a merge-insert on ``id``, which without it joins the whole table (every
 # column: +400 MB of RSS per 256-vector commit at 120k rows, growing with the table; with it
@@ -317,6 +322,17 @@ class Memory:
     def has_session_index(self) -> bool:
         """Whether the table has its scalar index on ``session_id`` (:data:`SESSION_INDEX`)."""
         return self._has_index("session_id")
+
+    def unindexed_rows(self, column: str) -> int:
+        """Rows of the fragments the index on ``column`` does not cover, all of them without
+        one (from the manifest: no scan)."""
+        covered: set[int] = set()
+        for idx in self._ds.describe_indices():
+            if list(idx.field_names) == [column]:
+                for seg in idx.segments:
+                    covered.update(seg.fragment_ids)
+        frags = self._ds.get_fragments()
+        return sum(int(f.metadata.num_rows) for f in frags if f.fragment_id not in covered)
 
     def _has_index(self, column: str) -> bool:
         return any(list(i.field_names) == [column] for i in self._ds.describe_indices())
@@ -781,11 +797,13 @@ class MemoryWriter:
 
     def index_sessions(self, min_rows: int | None = None) -> bool:
         """Build the BTREE index on ``session_id`` when the table has none and holds at least
-        ``min_rows`` rows (default :data:`SESSION_INDEX_ROWS`); returns whether it built one (≈ 0.2 s at 144k rows).
+        ``min_rows`` rows (default :data:`SESSION_INDEX_ROWS`), or fold into it the rows
+        appended since, once they are :data:`SESSION_INDEX_STALE` of the table; returns whether
+        it built or updated one (≈ 0.2 s at 144k rows).
 
-        Lance keeps it usable as the table changes: rows appended (or rewritten by a backfill or
-        a scrub) after the build sit in fragments the index does not cover, and a filtered read
-        scans those besides looking the rest up; `funes optimize` folds them into the index.
+        Lance keeps it usable as the table changes: rows appended (or rewritten by a scrub)
+        after the build sit in fragments the index does not cover, and a filtered read scans
+        those besides looking the rest up, until they are folded in here or by `funes optimize`.
 
         Nothing stored is at risk: Lance writes the index files under ``_indices/`` first and
         then commits a new table version (a manifest naming them) atomically, so a kill during
@@ -796,15 +814,26 @@ class MemoryWriter:
         recounts or catches up.
         """
         m = self.memory
-        if m.count() < (SESSION_INDEX_ROWS if min_rows is None else min_rows):
+        least = SESSION_INDEX_ROWS if min_rows is None else min_rows
+        rows = m.count()
+        if rows < least:
             return False
         if m.has_session_index():
-            return False
-        # lazy: lancedb stays off fast commands' start-up
-        from lancedb.index import BTree
+            # rows appended since the build: folded in (an incremental update of the index,
+            # committed like the build) once they are many enough to cost a reader
+            stale = m.unindexed_rows("session_id")
+            if not stale or stale < max(least, SESSION_INDEX_STALE * rows):
+                return False
+            before = self._counts_before()
+            m._ds.optimize.optimize_indices(index_names=[SESSION_INDEX])
+        else:
+            before = self._counts_before()
+            # lazy: lancedb stays off fast commands' start-up
+            from lancedb.index import BTree
 
-        before = self._counts_before()
-        self._table.create_index("session_id", config=BTree(), name=SESSION_INDEX, replace=False)
+            self._table.create_index(
+                "session_id", config=BTree(), name=SESSION_INDEX, replace=False
+            )
         m.reload()
         self._counts_after(before)
         m.lexical.commit(m.version)

@@ -1,0 +1,69 @@
+"""Rows a hook appends after the session index was built are folded into it once they are a
+tenth of the table, so `funes get` keeps looking a session up instead of scanning every row
+written since; what it prints, and what the counts say, do not change."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import run_cmd
+from test_store_session_index import big, chunk, status_json  # noqa: F401
+
+from funes.store import counts
+from funes.store import memory as memory_mod
+from funes.store.memory import SESSION_INDEX_STALE, open_memory
+
+
+def get_json(path: Path, session: str, turn: str) -> list[dict]:
+    r = run_cmd("funes", "get", session, turn, "--window", "2", "--json", "--memory", path)
+    assert r.returncode == 0, r.stderr
+    return [json.loads(x) for x in r.stdout.decode().splitlines()]
+
+
+def test_rows_appended_after_the_build_are_folded_in_once_they_are_many(
+    big: Path,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the floor of rows worth an index update, below this small memory's tenth
+    monkeypatch.setattr(memory_mod, "SESSION_INDEX_ROWS", 30)
+    path = tmp_path / "m"
+    shutil.copytree(big, path)
+    with open_memory(path).writer(interactive=False) as w:
+        assert w.index_sessions()
+    mem = open_memory(path)
+    rows = mem.count()
+    assert mem.unindexed_rows("session_id") == 0
+    before = {s: get_json(path, s, f"{s}-t4") for s in ("s0001", "s0050")}
+
+    # A few sessions appended (as hooks do): read by a scan, not worth an index update yet.
+    few = [chunk(f"n{s}", q, f"new session {s} turn {q}") for s in range(2) for q in range(10)]
+    with open_memory(path).writer(interactive=False) as w:
+        w.append(few, redacted=True)
+        assert not w.index_sessions()
+    assert open_memory(path).unindexed_rows("session_id") == len(few)
+
+    # Past a tenth of the table: folded into the index, counts and lexical index in step.
+    many = [chunk(f"m{s:03d}", q, f"later session {s} turn {q}") for s in range(60)
+            for q in range(int(2 * SESSION_INDEX_STALE * rows) // 60)]  # fmt: skip
+    status_json(path)  # leaves counts.json describing the table for the writer
+    with open_memory(path).writer(interactive=False) as w:
+        w.append(many, redacted=True)
+        assert w.index_sessions()
+        assert not w.index_sessions(), "nothing left to fold in"
+    mem = open_memory(path)
+    assert mem.unindexed_rows("session_id") == 0
+    assert mem.has_session_index()
+    assert mem.lexical.lance_version == mem.version, "no catch-up scan on the next open"
+    assert counts.read(path) is not None and counts.read(path)[1].version == mem.version
+    assert status_json(path)["chunks"] == rows + len(few) + len(many)
+
+    # funes get answers as before, old sessions and new ones alike
+    assert {s: get_json(path, s, f"{s}-t4") for s in before} == before
+    got = get_json(path, "m007", "m007-t3")
+    assert [(c["seq"], c["text"]) for c in got] == [
+        (q, f"later session 7 turn {q}") for q in range(1, 6)
+    ]
