@@ -315,6 +315,25 @@ def _telegram(rng: random.Random) -> str:
     return _s(rng, "0123456789", rng.choice([9, 10])) + ":AA" + _s(rng, B64URL, 33)
 
 
+CRYPT = "./" + ALNUM
+
+
+def _password_hash(rng: random.Random) -> str:
+    """A crypt(3) or framework password hash: bcrypt, md5-crypt (Apache's too), sha512-crypt,
+    yescrypt, Argon2, Django's PBKDF2."""
+    salt = _s(rng, CRYPT, rng.choice([8, 16]))
+    return rng.choice(
+        [
+            lambda: f"$2{rng.choice('aby')}${rng.choice(['10', '12'])}${_s(rng, CRYPT, 53)}",
+            lambda: f"${rng.choice(['1', 'apr1'])}${salt[:8]}${_s(rng, CRYPT, 22)}",
+            lambda: f"$6${salt}${_s(rng, CRYPT, 86)}",
+            lambda: f"$y$j9T${salt}${_s(rng, CRYPT, 43)}",
+            lambda: f"$argon2id$v=19$m=65536,t=3,p=4${_s(rng, B64, 22)}${_s(rng, B64, 43)}",
+            lambda: f"pbkdf2_sha256$600000${_s(rng, ALNUM, 22)}${_s(rng, B64, 43)}=",
+        ]
+    )()
+
+
 def _basic(rng: random.Random) -> str:
     user = rng.choice(["admin", "deploy", "ci-bot", "ana@example.com"])
     return base64.b64encode(f"{user}:{_password(rng, rng.choice([10, 16]))}".encode()).decode()
@@ -387,6 +406,7 @@ KINDS = (
     Kind("bip39-mnemonic", _mnemonic, ("MNEMONIC", "SEED_PHRASE", "WALLET_MNEMONIC")),
     Kind("telegram-bot-token", _telegram, ("TELEGRAM_BOT_TOKEN", "TG_TOKEN")),
     Kind("http-basic-auth", _basic, ("AUTH_HEADER",)),
+    Kind("password-hash", _password_hash, ("PASSWORD_HASH", "admin_hash", "HTPASSWD")),
     Kind("cli-password", lambda r: _password(r, r.choice([10, 14, 20])), ("DB_PASSWORD",)),
     Kind("netrc-password", lambda r: _password(r, r.choice([12, 18])), ("NETRC",)),
     Kind("pgpass-password", lambda r: _password(r, r.choice([12, 18])), ("PGPASS_LINE",)),

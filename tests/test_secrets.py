@@ -351,6 +351,7 @@ FINDINGS_DIGEST = {
     "3": "ab42c2fb5fe5a881",  # prose and call guards changed; not on this corpus
     "4": "9f846b25d59ce53c",  # issue 24's shapes probe: punctuation, names, places, prose
     "5": "9f846b25d59ce53c",  # tables, wrapped lines, brackets and `=` in passwords; not here
+    "6": "e0361b779e349638",  # password hashes, auth pairs, digitless passwords, more languages
 }
 
 

@@ -176,7 +176,7 @@ _PATHLIKE = _rx(r"(?:[~.]{0,2}/|[A-Za-z]:\\|https?:)")
 _HAS_DIGIT = _rx(r"\d")
 _HAS_ALPHA = _rx(r"[A-Za-z]")
 # `a.b.c`: unquoted, that is an attribute or module path in code, not a credential.
-_DOTTED_NAME = _rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_DOTTED_NAME = _rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\??\.[A-Za-z_][A-Za-z0-9_]*)+")  # `a?.b` too
 _MIXED_CASE = _rx(r"[a-z][A-Z].*[a-z][A-Z].*[a-z][A-Z]|[A-Z][a-z].*[A-Z][a-z].*[A-Z][a-z]")
 
 ENTROPY_THRESHOLD = 3.0
@@ -214,6 +214,52 @@ def _camel_words(value: str) -> bool:
             good += len(tok)
     # random strings break into many one- and two-letter pieces; identifiers into words
     return letters >= 6 and good >= 0.75 * letters and digits <= 4 and short * 8 <= letters
+
+
+def _case_scattered(value: str) -> bool:
+    """Letters of both cases that spell no words, as a generator's do (`tHWnsCGRlrwZbqca`,
+    `sqMgLj*olXCwYjn`), not a name's (`getApiKeyForModel`, `NSURLCredential`): fewer than
+    70 % of the letter pairs inside its words are pairs English words are made of (a random
+    string of 14 letters reaches 70 % about once in a hundred; names are at 80 % and more)."""
+    if value.lower() == value or value.upper() == value or _camel_words(value):
+        return False
+    pairs = common = 0
+    bigrams = _common_bigrams()
+    for seg in _LETTERS.findall(value):
+        if seg.isupper():
+            continue  # an acronym (`JWT/JWS/claim`) spells no English, nor is it random
+        for tok in _CAMEL_TOKEN.findall(seg):
+            low = tok.lower()
+            for i in range(len(low) - 1):
+                pairs += 1
+                common += low[i : i + 2] in bigrams
+    return pairs >= 4 and common < 0.7 * pairs
+
+
+def _digitless_generated(value: str) -> bool:
+    """Letters of both cases, with no words in them or with a password's punctuation inside."""
+    if _PASSWORD_PUNCT.search(value, 1, len(value) - 1) is not None:
+        return value.lower() != value and value.upper() != value
+    return _case_scattered(value)
+
+
+_LETTERS = _rx(r"[A-Za-z]+")
+_BIGRAMS: list[frozenset[str]] = []
+
+
+def _common_bigrams() -> frozenset[str]:
+    """The letter pairs that make up 90 % of the pairs in the words of the BIP39 English list
+    (2,048 common words, shipped for the mnemonic check): ~190 of the 676."""
+    if not _BIGRAMS:
+        counts = Counter(w[i : i + 2] for w in crypto.bip39_words() for i in range(len(w) - 1))
+        total, acc, top = sum(counts.values()), 0, []
+        for pair, n in counts.most_common():
+            if acc >= 0.9 * total:
+                break
+            acc += n
+            top.append(pair)
+        _BIGRAMS.append(frozenset(top))
+    return _BIGRAMS[0]
 
 
 def _wordy(value: str) -> bool:
@@ -281,7 +327,10 @@ def looks_secret(value: str, min_len: int = MIN_VALUE_LEN, digitless_ok: bool = 
         return False
     if _PATHLIKE.match(value) and not _slash_base64(value):
         return False
-    if not (_HAS_DIGIT.search(value) or (digitless_ok and _MIXED_CASE.search(value))):
+    if not (
+        _HAS_DIGIT.search(value)
+        or (digitless_ok and (_MIXED_CASE.search(value) or _digitless_generated(value)))
+    ):
         return False
     if not _HAS_ALPHA.search(value):
         return False
@@ -413,13 +462,28 @@ _PROSE_NAMES: tuple[str, ...] = (
     # Korean
     "비밀번호", "암호", "패스워드", "api 키", "api키", "토큰", "개인 키", "개인키", "시크릿",
     # Italian, Dutch, Polish, Turkish, Swedish, Arabic, Hindi
-    "chiave api", "chiave segreta", "wachtwoord", "hasło", "şifre", "lösenord",
-    "lösenordet", "كلمة المرور", "كلمة السر", "पासवर्ड",
+    "chiave api", "chiave segreta", "chiave privata", "wachtwoord", "api-sleutel",
+    "api sleutel", "geheime sleutel", "hasło", "klucz api", "klucz prywatny", "tajny klucz",
+    "şifre", "parola", "api anahtarı", "gizli anahtar", "lösenord", "lösenordet",
+    "api-nyckel", "hemlig nyckel", "كلمة المرور", "كلمة السر", "مفتاح api", "पासवर्ड",
+    "एपीआई कुंजी",
+    # Vietnamese, Indonesian and Malay, Thai, Hebrew, Greek, Czech, Ukrainian
+    "mật khẩu", "khóa api", "khoá api", "khóa bí mật", "kata sandi", "kata laluan",
+    "kunci api", "kunci rahasia", "รหัสผ่าน", "คีย์ api", "סיסמה", "סיסמא", "מפתח api",
+    "κωδικός πρόσβασης", "κωδικός", "συνθηματικό", "κλειδί api", "heslo", "klíč api",
+    "api klíč", "tajný klíč", "ключ api", "секретний ключ",
+    # Danish, Norwegian, Finnish, Romanian, Hungarian, Catalan, Persian, Bengali
+    "adgangskode", "adgangskoden", "passord", "passordet", "salasana", "jelszó", "jelszava",
+    "contrasenya", "رمز عبور", "گذرواژه", "পাসওয়ার্ড",
 )  # fmt: skip
+# `to`, `je`, `er`, `on` are also English words (`the password to production is …`): the value
+# after one of them must hold a digit or a password's punctuation, or the words go on to a verb
+_PROSE_WEAK = r"(?:\bto\b|\bje\b|\ber\b|\bon\b)(?=[ \t]*[\"'`(]?[^\s\"'`]*[0-9!#$%&*+=?@^~|])"
 _PROSE_VERBS = (
     r"\bis\b|\bwas\b|\best\b|\bétait\b|\bist\b|\blautet\b|\bwar\b|\bes\b|\bera\b|é"
     r"|это|是|为|為|は|が|는|은|이|가|:|：|->|→|—|–"
-    r"|è|\bto\b|\bjest\b|är|هي|है"
+    r"|è|\bjest\b|är|هي|هو|है|là|\badalah\b|\bialah\b|คือ|היא|הוא|είναι|це|\beste\b|és"
+    r"|است|" + _PROSE_WEAK
 )
 _PROSE = _rx(
     "(?<![a-z0-9_])(?:"
@@ -439,7 +503,9 @@ _PROSE = _rx(
 # that is not ASCII, and only when it holds one of their letters beyond ASCII (most text that
 # is not ASCII has an arrow, a box-drawing line or an emoji in it, not a word of these names).
 _PROSE_ASCII_TRIGGERS = ("pass", "key", "toke", "secr", "clave", "senha", "chave", "jeton",
-                         "kennwort", "contrase", "segredo", "geheim", "wachtw", "chiav")  # fmt: skip
+                         "kennwort", "contrase", "segredo", "geheim", "wachtw", "chiav",
+                         "sleutel", "klucz", "parola", "sandi", "laluan", "kunci", "heslo",
+                         "adgangsk", "salasana", "anahtar", "nyckel", "jelsz")  # fmt: skip
 _PROSE_OTHER_TRIGGERS = tuple(dict.fromkeys(n for n in _PROSE_NAMES if not n.isascii()))
 _PROSE_OTHER_CHARS = _rx(
     "[" + "".join(sorted({c for n in _PROSE_OTHER_TRIGGERS for c in n if not c.isascii()})) + "]"
@@ -894,6 +960,48 @@ RULES: tuple[Rule, ...] = (
         priority=20,
         lower=True,
     ),
+    Rule(  # a password hash (`/etc/shadow`, `.htpasswd`, a users table): cracked offline
+        "password-hash",
+        _rx(
+            r"(?:\$(?:2[abxy]?\$\d\d\$[./a-z0-9]{53}"  # bcrypt
+            r"|(?:1|apr1)\$[./a-z0-9]{1,8}\$[./a-z0-9]{22}"  # md5-crypt, Apache's
+            r"|5\$(?:rounds=\d+\$)?[./a-z0-9]{1,16}\$[./a-z0-9]{43}"  # sha256-crypt
+            r"|6\$(?:rounds=\d+\$)?[./a-z0-9]{1,16}\$[./a-z0-9]{86}"  # sha512-crypt
+            r"|(?:y|gy|7)\$[./a-z0-9]{1,64}\$(?:[./a-z0-9]{1,86}\$)?[./a-z0-9]{43}"  # yescrypt
+            r"|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[a-z0-9+/]{8,}\$[a-z0-9+/]{16,}"
+            r"|[ph]\$[./a-z0-9]{31})"  # phpass (WordPress, phpBB)
+            r"|(?<![a-z0-9_])pbkdf2_sha\d+\$\d+\$[a-z0-9+/.]{8,}\$[a-z0-9+/]{32,}={0,2})"  # Django
+            r"(?![./a-z0-9$])"
+        ),
+        ("$",),
+        validate=lambda v: entropy(v.rsplit("$", 1)[-1]) >= 3.0,
+        priority=10,
+        lower=True,
+    ),
+    Rule(  # a credential pair in code: `auth=("svc", "…")`, `HTTPBasicAuth("u", "…")`,
+        # `SetBasicAuth("u", "…")`, `smtp.login("me@acme.io", "…")`
+        "secret-assignment",
+        _rx(
+            r"(?:auth|login)[a-z_]*[ \t]*(?:=|:)?[ \t]*[(\[][ \t]*\\?[\"'][^\"'\\\s]{1,128}\\?[\"']"
+            r"[ \t]*,[ \t]*\\?[\"']([^\"'\\\s]{6,256})\\?[\"']"
+        ),
+        ("auth", "login"),
+        group=1,
+        validate=lambda v: (
+            _cli_password(v) and (looks_secret(v, 8, digitless_ok=True) or _generated(v))
+        ),
+        priority=30,
+        lower=True,
+    ),
+    Rule(  # a Telegram bot's token in its API URL: `api.telegram.org/bot<id>:<token>/getMe`
+        "telegram-bot-token",
+        _rx(r"telegram\.org/(?:file/)?bot(\d{5,16}:[a-z0-9_-]{30,50})(?![a-z0-9_-])"),
+        ("telegram",),
+        group=1,
+        validate=random_token(3.0),
+        priority=10,
+        lower=True,
+    ),
     Rule(  # Django's generated SECRET_KEY (50 characters of letters, digits and punctuation)
         "secret-assignment",
         _rx(r"django-insecure-([a-z0-9!@#$%^&*(\-_=+)]{40,60})"),
@@ -907,6 +1015,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 _PUBLIC_NAME = _rx(r"(?i)public|publishable|pubkey")
+_PASSWORD_NAME = _rx(r"(?i)pass|pwd|secret")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # A value written in prose after a label is held to a stricter standard than one assigned to
 # a variable: prose puts names, paths and identifiers in backticks all the time.
@@ -952,9 +1061,18 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
         )
         return (start, end, "secret-assignment") if ok else None
     if kind == "v":
-        # a long random mixed-case value needs no digit (`qrBpqDsoaQHuZcKMNAfRkuPN`)
+        # a long random mixed-case value needs no digit (`qrBpqDsoaQHuZcKMNAfRkuPN`); after a
+        # password's or a secret's name, twelve characters will do (`sqMgLj*olXCwYjn`)
+        password = _PASSWORD_NAME.match(text, m.start()) is not None
         ok = looks_secret(
-            value, digitless_ok=len(value) >= 16 and not _DOTTED_NAME.fullmatch(value)
+            value,
+            digitless_ok=len(value) >= (12 if password else 16)
+            and not _DOTTED_NAME.fullmatch(value)
+            and (
+                _case_scattered(value)
+                # a password's punctuation between letters of both cases (`xLMboG*EsBOy`)
+                or (password and _PASSWORD_PUNCT.search(value, 1, len(value) - 1) is not None)
+            ),
         )
         return (start, end, "secret-assignment") if ok else None
     if kind == "p" and (
@@ -963,10 +1081,16 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
         or (m.group("words") is not None and not (_generated(value) or _long_mixed(value)))
     ):
         return None
+    verb = kind == "p" and (m.group("verb") is not None or m.group("eq") is not None)
+    scattered = verb and _case_scattered(value)
     ok = (
         # a prose value passed `_prose_value`'s length (12 after a verb); a quoted one needs 16
-        looks_secret(value, PROSE_MIN_LEN if kind == "p" or _generated(value) else LABELLED_MIN_LEN)
-        and entropy(value) >= _labelled_entropy(value)
+        looks_secret(
+            value,
+            PROSE_MIN_LEN if kind == "p" or _generated(value) else LABELLED_MIN_LEN,
+            digitless_ok=scattered,
+        )
+        and entropy(value) >= (ENTROPY_THRESHOLD if scattered else _labelled_entropy(value))
         and not _DOTTED_NAME.fullmatch(value)
         and not _IDENTIFIER.fullmatch(value)  # a UUID or a commit: prose names them
         and not _HASH_REF.match(value)  # `sha256[:8]=ea46ca9a`: a digest quoted to name a key
@@ -1050,7 +1174,9 @@ def _prose_value(value: str, verb: bool) -> bool:
     # with no verb, 16 characters — or 12 in a generated mix (`password K157ic@SPp#blA`)
     if len(value) < (PROSE_MIN_LEN if verb or _generated(value) else PROSE_MIN_LEN_BARE):
         return False
-    if not looks_secret(value, PROSE_MIN_LEN) or _DOTTED_NAME.fullmatch(value):
+    # after a verb (`mật khẩu là tHWnsCGRlrwZbqca`) letters of both cases need no digit
+    digitless_ok = verb and _case_scattered(value)
+    if not looks_secret(value, PROSE_MIN_LEN, digitless_ok) or _DOTTED_NAME.fullmatch(value):
         return False
     if _IDENTIFIER.fullmatch(value) or _HASH_REF.match(value):
         return False

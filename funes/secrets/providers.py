@@ -154,8 +154,9 @@ PROVIDERS: tuple[Provider, ...] = (
     P("cloudflare-origin-ca-key", "v1.0-", HEX + "{24}-" + HEX + "{146}",
       ("cloudflare-origin-ca-key",)),
     P("databricks-api-token", "dapi", HEXI + "{32}(?:-\\d)?", ("databricks-api-token",)),
+    # a service token names its config: `dp.st.prd.<40>`, `dp.st.dev_api.<40>`
     P("doppler-api-token", ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
-      AN + "{40,44}", ("doppler-api-token",)),
+      "(?:[a-z0-9_-]{1,40}\\.)?" + AN + "{40,44}", ("doppler-api-token",)),
     P("dynatrace-api-token", "dt0c01.", ANU + "{24}\\." + AN + "{64}", ("dynatrace-api-token",)),
     P("fly-io-access-token", "fo1_", B64U + "{43}", ("flyio-access-token",),
       tail="[A-Za-z0-9_-]"),
