@@ -8,13 +8,16 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import run_cmd
+from test_store_id_index import fake_embed
 from test_store_session_index import big, chunk, status_json  # noqa: F401
 
+from funes.ingest.backfill import embed_unlocked
 from funes.store import counts
 from funes.store import memory as memory_mod
-from funes.store.memory import SESSION_INDEX_STALE, open_memory
+from funes.store.memory import INDEX_STALE, open_memory
 
 
 def get_json(path: Path, session: str, turn: str) -> list[dict]:
@@ -48,7 +51,7 @@ def test_rows_appended_after_the_build_are_folded_in_once_they_are_many(
 
     # Past a tenth of the table: folded into the index, counts and lexical index in step.
     many = [chunk(f"m{s:03d}", q, f"later session {s} turn {q}") for s in range(60)
-            for q in range(int(2 * SESSION_INDEX_STALE * rows) // 60)]  # fmt: skip
+            for q in range(int(2 * INDEX_STALE * rows) // 60)]  # fmt: skip
     status_json(path)  # leaves counts.json describing the table for the writer
     with open_memory(path).writer(interactive=False) as w:
         w.append(many, redacted=True)
@@ -67,3 +70,31 @@ def test_rows_appended_after_the_build_are_folded_in_once_they_are_many(
     assert [(c["seq"], c["text"]) for c in got] == [
         (q, f"later session 7 turn {q}") for q in range(1, 6)
     ]
+
+
+def test_ids_rewritten_by_stored_vectors_are_folded_into_the_id_index(
+    big: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m"
+    shutil.copytree(big, path)
+    mem = open_memory(path)
+    ids = [r["id"] for r in mem.rows(None, ("id",)).to_pylist()]
+    done, left = embed_unlocked(mem, fake_embed, lambda: mem.writer(interactive=False), batch=1700)
+    assert (done, left) == (len(ids), 0)
+    mem = open_memory(path)
+    # storing a vector rewrites its row's id: the index built at the first batch covers none
+    assert mem.has_id_index() and mem.unindexed_rows("id") == len(ids)
+    sample = ids[::37]
+    want = mem.fetch(sample, ["text", "vector", "session_id", "seq"])
+    with mem.writer(interactive=False) as w:
+        assert w.index_ids()
+        assert not w.index_ids(), "nothing left to fold in"
+    mem = open_memory(path)
+    assert mem.unindexed_rows("id") == 0
+    assert mem.lexical.lance_version == mem.version
+    got = mem.fetch(sample, ["text", "vector", "session_id", "seq"])
+    assert [(r["id"], r["text"], r["seq"]) for r in got] == [
+        (r["id"], r["text"], r["seq"]) for r in want
+    ]
+    assert all(np.array_equal(a["vector"], b["vector"]) for a, b in zip(got, want, strict=True))

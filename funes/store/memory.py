@@ -62,11 +62,12 @@ _INT_COLUMNS = frozenset(("seq", "block_idx", "split_idx"))
 # 3k; with it ≈ 5 ms at any size, measured in bench/README.md).
 SESSION_INDEX_ROWS = 5_000
 SESSION_INDEX = "session_id_idx"
-# Rows appended after the session index was built are read by a scan until they are folded into
-# it: a writer folds them in once they are this share of the table (and SESSION_INDEX_ROWS or
-# more). Hooks append a session at a time, so a memory indexed once kept its index covering
-# only its first rows: a cold `funes get` grew with every row since.
-SESSION_INDEX_STALE = 0.1
+# Rows written after a scalar index was built (appended, or rewritten: storing a vector rewrites
+# its id) are read by a scan until they are folded into it: a writer folds them in once they
+# are this share of the table (and the index's row threshold or more). Hooks append a session
+# at a time and a backfill rewrites every id, so an index built once soon covered nothing: a
+# cold `funes get` and every id lookup (recall's pool, each backfill batch) grew with the table.
+INDEX_STALE = 0.1
 # At and above this many rows a writer storing vectors keeps a BTREE index on ``id``: storing a
 # batch's vectors is a merge-insert on ``id``, which without it joins the whole table (every
 # column: +400 MB of RSS per 256-vector commit at 120k rows, growing with the table; with it
@@ -798,7 +799,7 @@ class MemoryWriter:
     def index_sessions(self, min_rows: int | None = None) -> bool:
         """Build the BTREE index on ``session_id`` when the table has none and holds at least
         ``min_rows`` rows (default :data:`SESSION_INDEX_ROWS`), or fold into it the rows
-        appended since, once they are :data:`SESSION_INDEX_STALE` of the table; returns whether
+        appended since, once they are :data:`INDEX_STALE` of the table; returns whether
         it built or updated one (≈ 0.2 s at 144k rows).
 
         Lance keeps it usable as the table changes: rows appended (or rewritten by a scrub)
@@ -822,7 +823,7 @@ class MemoryWriter:
             # rows appended since the build: folded in (an incremental update of the index,
             # committed like the build) once they are many enough to cost a reader
             stale = m.unindexed_rows("session_id")
-            if not stale or stale < max(least, SESSION_INDEX_STALE * rows):
+            if not stale or stale < max(least, INDEX_STALE * rows):
                 return False
             before = self._counts_before()
             m._ds.optimize.optimize_indices(index_names=[SESSION_INDEX])
@@ -841,20 +842,30 @@ class MemoryWriter:
 
     def index_ids(self, min_rows: int = ID_INDEX_ROWS) -> bool:
         """Build the BTREE index on ``id`` when the table has none and holds at least
-        ``min_rows`` rows; returns whether it built one. Safe like :meth:`index_sessions` (an
-        atomic commit of index files; rows, counts and the lexical index unchanged). Rows
-        rewritten after the build (each stored vector rewrites its row) are looked up by a scan
-        of their fragments until `funes optimize` folds them in: a backfill of 15,000 vectors
-        into a 120k-row table kept the peak under 600 MB, against 850 MB after 3 commits
-        without the index."""
+        ``min_rows`` rows, or fold into it the rows rewritten since once they are
+        :data:`INDEX_STALE` of the table; returns whether it built or updated one. Safe like
+        :meth:`index_sessions` (an atomic commit of index files; rows, counts and the lexical
+        index unchanged). Rows rewritten after the build (each stored vector rewrites its
+        row's id) are looked up by a scan of their fragments until folded in: a backfill of
+        15,000 vectors into a 120k-row table kept the peak under 600 MB, against 850 MB after
+        3 commits without the index; at 1M rows every vector stored left recall's pool read
+        by id scanning a million ids (0.44-0.59 s of CPU a cold recall)."""
         m = self.memory
-        if m.count() < min_rows or m.has_id_index():
+        rows = m.count()
+        if rows < min_rows:
             return False
-        # lazy: lancedb stays off fast commands' start-up
-        from lancedb.index import BTree
+        if m.has_id_index():
+            stale = m.unindexed_rows("id")
+            if not stale or stale < max(min_rows, INDEX_STALE * rows):
+                return False
+            before = self._counts_before()
+            m._ds.optimize.optimize_indices(index_names=[ID_INDEX])
+        else:
+            # lazy: lancedb stays off fast commands' start-up
+            from lancedb.index import BTree
 
-        before = self._counts_before()
-        self._table.create_index("id", config=BTree(), name=ID_INDEX, replace=False)
+            before = self._counts_before()
+            self._table.create_index("id", config=BTree(), name=ID_INDEX, replace=False)
         m.reload()
         self._counts_after(before)
         m.lexical.commit(m.version)
