@@ -74,7 +74,8 @@ def index(
     path = memory_dir(opts.memory)
     fresh = not (path / f"{TABLE}.lance").is_dir()
     progress.status(f"opening the memory ({len(units):,} files to look at)")
-    mem = open_memory(opts.memory, create=True)
+    # Its writer brings the lexical index up to date with the table (on disk, once).
+    mem = open_memory(opts.memory, create=True, catch_up=False)
     report = IndexReport(memory=mem.label)
     held = mem.count()
     interactive = stdin_interactive(opts.interactive)

@@ -1012,7 +1012,10 @@ def chunks_to_arrow(chunks: Sequence[Chunk], memory: Memory) -> pa.Table:
             arrays.append(pa.array(cols[f.name], f.type))
         else:
             arrays.append(pa.nulls(len(chunks), f.type))
-    return pa.Table.from_arrays(arrays, schedef _lexical_texts(chunks: Sequence[Chunk], redacted: bool = False) -> list[str]:
+    return pa.Table.from_arrays(arrays, schema=sch)
+
+
+def _lexical_texts(chunks: Sequence[Chunk], redacted: bool = False) -> list[str]:
     """What the lexical index may see of ``chunks``: their text with every secret the built-in
     detectors find masked, block by block (a secret cut by a split is found whole), so no
     term hash is ever computed from a secret — whoever wrote the rows.
@@ -1042,45 +1045,79 @@ def chunks_to_arrow(chunks: Sequence[Chunk], memory: Memory) -> pa.Table:
 _PROSE = frozenset(("text", "thinking"))
 
 
-d(rows)
-
-
 def _masked(rows: list[dict[str, Any]]) -> list[str]:
     redaction.mask_rows(rows)
     return [r["text"] or "" for r in rows]
 
 
 def _catch_up(memory: Memory, lex: LexicalIndex, persist: bool) -> tuple[int, int]:
-    """Index table rows the lexical index lacks; mask index entries the table lost."""
+    """Index table rows the lexical index lacks; mask index entries the table lost.
+
+    In bounded memory whatever the table's size: the two id sets are compared as Arrow
+    arrays (no Python string per id), and the missing rows are read, masked and indexed
+    :data:`CATCH_UP_ROWS` at a time (read whole, a rebuild of a 100k-chunk index held every
+    row's text as Python objects: 1.3 GB)."""
     # lazy: pyarrow stays off fast commands' start-up
     import pyarrow as pa
     import pyarrow.compute as pc
 
     table_ids = memory._scan(["id"]).column("id")
-    lex_ids = pa.array([b.decode("utf-8") for b in lex.ids()], pa.utf8())
+    lex_ids = pa.array(lex.ids()).cast(pa.utf8())  # bytes → str without a Python object each
     missing = pc.filter(table_ids, pc.invert(pc.is_in(table_ids, value_set=lex_ids)))
     extra = pc.filter(lex_ids, pc.invert(pc.is_in(lex_ids, value_set=table_ids)))
+    del table_ids, lex_ids
     if len(extra):
-        if persist:
-            lex.delete(extra.to_pylist())
-        else:
-            lex.delete(extra.to_pylist(), persist=False)
+        lex.delete(extra.to_pylist(), persist=persist)
     if len(missing):
-        want = missing.to_pylist()
-        cols = ["id", "session_id", "turn_uuid", "block_idx", "split_idx", "text"]
-        if len(want) <= 1000:
-            t = memory._scan(cols, sql_in("id", want))
-        else:
-            t = memory._scan(cols)
-            t = t.filter(pc.is_in(t.column("id"), value_set=pa.array(want, pa.utf8())))
-        rows = t.to_pylist()
-        ids = [str(r["id"]) for r in rows]
-        texts = _masked(rows)
-        if persist:
-            lex.append(ids, texts)
-        else:
-            lex.add_pending(ids, texts)
+        for ids, texts in _rows_to_index(memory, missing):
+            if persist:
+                lex.append(ids, texts)
+            else:
+                lex.add_pending(ids, texts)
     return len(missing), len(extra)
+
+
+# Rows a catch-up reads, masks and indexes at a time.
+CATCH_UP_ROWS = 4096
+
+
+def _rows_to_index(memory: Memory, want: Any) -> Iterator[tuple[list[str], list[str]]]:
+    """(ids, masked texts) of the rows of ``want`` (an Arrow array of ids), in table order,
+    about :data:`CATCH_UP_ROWS` at a time; the pieces of a block are masked together (a batch
+    ends at a block's end)."""
+    # lazy: pyarrow stays off fast commands' start-up
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cols = ["id", "session_id", "turn_uuid", "block_idx", "split_idx", "text"]
+    if len(want) <= 1000:
+        batches: Iterable[Any] = memory._scan(cols, sql_in("id", want.to_pylist())).to_batches()
+    else:
+        value_set = pa.array(want, pa.utf8())
+        batches = (
+            b.filter(pc.is_in(b.column("id"), value_set=value_set))
+            for b in memory._ds.to_batches(columns=cols, batch_size=CATCH_UP_ROWS)
+        )
+    held: list[dict[str, Any]] = []
+    for b in batches:
+        held += b.to_pylist()
+        if len(held) < CATCH_UP_ROWS:
+            continue
+        # the last block may go on in the next batch: it waits for it
+        last = _block_key(held[-1])
+        cut = len(held)
+        while cut > 0 and _block_key(held[cut - 1]) == last:
+            cut -= 1
+        if cut == 0:
+            continue
+        rows, held = held[:cut], held[cut:]
+        yield [str(r["id"]) for r in rows], _masked(rows)
+    if held:
+        yield [str(r["id"]) for r in held], _masked(held)
+
+
+def _block_key(r: dict[str, Any]) -> tuple[Any, Any, Any]:
+    return (r.get("session_id"), r.get("turn_uuid"), r.get("block_idx"))
 
 
 # ---------------------------------------------------------------------------- opening
@@ -1092,6 +1129,7 @@ def open_memory(
     create: bool = False,
     model: str | None = None,
     origin: Origin = LOCAL,
+    catch_up: bool = True,
 ) -> Memory:
     """Open a local memory directory for reading (default ``$FUNES_HOME/memory``; ``local``
     names it too). Hub specs and lists of memories are resolved by ``funes.memories``.
@@ -1100,6 +1138,9 @@ def open_memory(
     exists; otherwise a missing memory raises :class:`MemoryMissing`. A memory stamped with a
     model funes cannot load, or with another vector width, raises :class:`MemoryIncompatible`.
     ``origin`` says where the directory's rows come from (a remote's cached copy).
+    ``catch_up=False`` leaves a lexical index behind the table as it is: for a caller about to
+    take the writer, which brings it up to date on disk (indexing the rows in memory first
+    would do that work twice).
     """
     path = memory_dir(spec)
     if create:
@@ -1120,7 +1161,7 @@ def open_memory(
     _check_compatible(path, ds.schema, model)
     lex = LexicalIndex.open(path / "lexical")
     mem = Memory(path, ds, lex, origin)
-    if lex.lance_version != mem.version:
+    if catch_up and lex.lance_version != mem.version:
         _catch_up(mem, lex, persist=False)
     return mem
 
