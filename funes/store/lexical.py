@@ -90,8 +90,9 @@ class Segment:
     deleted: np.ndarray | None = None  # bool per doc
     name: str | None = None  # directory name once saved
     deleted_file: str | None = None
-    # the ids sorted, and where each sits: built on the first locate (a warm reader keeps it)
+    # the ids sorted, and where each sits: built on the second locate (a warm reader keeps it)
     by_id: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    located: bool = field(default=False, repr=False, compare=False)  # locate was called once
     # (the deletion mask they were counted under, live documents, their summed length): every
     # query needs both, and summing a million lengths each time grew a query with the index
     counted: tuple[object, int, float] | None = field(default=None, repr=False, compare=False)
@@ -125,20 +126,35 @@ class Segment:
         return self.ids if self.deleted is None else self.ids[~self.deleted]
 
     def locate(self, ids: np.ndarray) -> np.ndarray:
-        """Each of ``ids``' (bytes) local document index here, -1 where this segment holds no
-        live document of that id: a binary search per id instead of a scan of the segment."""
-        if self.by_id is None:
-            order = np.argsort(np.asarray(self.ids), kind="stable")
-            self.by_id = (order, np.asarray(self.ids)[order])
-        order, sorted_ids = self.by_id
+        """Each of ``ids``' (bytes) local document index here (the first, when it holds one
+        twice), -1 where this segment holds no live document of that id. The first call is one
+        pass over the segment's ids against the few asked, sorted (a cold recall asks once:
+        0.08 s of CPU at 870k ids, where sorting them cost 0.22 s); from the second on, a
+        binary search per id in the ids sorted once (a warm reader keeps them)."""
         out = np.full(len(ids), -1, dtype=np.int64)
-        if not len(sorted_ids) or not len(ids):
+        if not self.n_docs or not len(ids):
             return out
-        width = max(ids.dtype.itemsize, sorted_ids.dtype.itemsize)
-        q, keys = ids.astype(f"S{width}"), sorted_ids.astype(f"S{width}", copy=False)
-        pos = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
-        hit = keys[pos] == q
-        out[hit] = order[pos[hit]]
+        width = max(ids.dtype.itemsize, self.ids.dtype.itemsize)
+        q = ids.astype(f"S{width}")
+        if self.by_id is None and not self.located:
+            self.located = True
+            keys = np.asarray(self.ids).astype(f"S{width}", copy=False)
+            asked = np.unique(q)
+            pos = np.minimum(np.searchsorted(asked, keys), len(asked) - 1)
+            docs = np.flatnonzero(asked[pos] == keys)  # ascending: the first of each id first
+            held, first = np.unique(pos[docs], return_index=True)
+            doc_of = np.full(len(asked), -1, dtype=np.int64)
+            doc_of[held] = docs[first]
+            out = doc_of[np.searchsorted(asked, q)]
+        else:
+            if self.by_id is None:
+                order = np.argsort(np.asarray(self.ids), kind="stable")
+                self.by_id = (order, np.asarray(self.ids)[order])
+            order, sorted_ids = self.by_id
+            keys = sorted_ids.astype(f"S{width}", copy=False)
+            pos = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
+            hit = keys[pos] == q
+            out[hit] = order[pos[hit]]
         if self.deleted is not None:
             out[(out >= 0) & self.deleted[np.maximum(out, 0)]] = -1
         return out

@@ -1,0 +1,43 @@
+"""Where a segment holds each asked chunk id: the first lookup (one pass over the segment's
+ids, what a cold recall makes) and every later one (a binary search in the ids sorted once)
+give the same documents — the first of an id held twice, none for a deleted or absent one."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from funes.store.lexical import Segment
+
+IDS = st.text(alphabet="0123456789abcdef-", min_size=1, max_size=20)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(IDS, min_size=1, max_size=40),
+    st.lists(st.booleans(), max_size=40),
+    st.lists(IDS, max_size=15),
+    st.lists(st.integers(0, 39), max_size=15),
+)
+def test_the_first_lookup_and_the_later_ones_find_the_same_documents(
+    held: list[str], deleted: list[bool], absent: list[str], picks: list[int]
+) -> None:
+    seg = Segment.build(held, [["w"] for _ in held])
+    if deleted:
+        seg.deleted = np.array((deleted * len(held))[: len(held)], dtype=bool)
+    asked = [held[i % len(held)] for i in picks] + absent
+    q = np.array([a.encode() for a in asked]) if asked else np.array([], dtype="S1")
+
+    def truth(a: str) -> int:
+        first = held.index(a) if a in held else -1
+        if first >= 0 and seg.deleted is not None and seg.deleted[first]:
+            return -1
+        return first
+
+    want = [truth(a) for a in asked]
+    assert seg.locate(q).tolist() == want  # the first call: one pass
+    assert seg.by_id is None
+    assert seg.locate(q).tolist() == want  # then the sorted ids
+    assert (seg.by_id is not None) == bool(asked)
+    assert seg.locate(q[::-1]).tolist() == want[::-1]
