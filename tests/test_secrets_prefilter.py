@@ -156,6 +156,8 @@ def test_every_trigger_and_anchor_is_a_word_of_the_automaton() -> None:
     assert lowered_triggers - words == set()
     assert {w for r in d.RULES for w, _ in r.anchors} - words == set()
     assert {r.detector for r in d.RULES if r.anchors and not r.lower} == set()
+    # the names beyond ASCII are looked for only in text holding one of their letters
+    assert [n for n in d._PROSE_OTHER_TRIGGERS if not d._PROSE_OTHER_CHARS.search(n)] == []
 
 
 @given(

@@ -510,7 +510,6 @@ _PROSE_OTHER_TRIGGERS = tuple(dict.fromkeys(n for n in _PROSE_NAMES if not n.isa
 _PROSE_OTHER_CHARS = _rx(
     "[" + "".join(sorted({c for n in _PROSE_OTHER_TRIGGERS for c in n if not c.isascii()})) + "]"
 )
-assert all(_PROSE_OTHER_CHARS.search(n) for n in _PROSE_OTHER_TRIGGERS)
 
 
 def _names_by_trigger() -> dict[str, tuple[tuple[str, int], ...]]:
@@ -1697,9 +1696,11 @@ def find(text: str) -> list[Finding]:
     if hits:
         _wrapped(text, hits, cands)
     # `-----` in base64 at each of its alignments: a PEM's marker, maybe in a chunk of one
-    if not found.keys().isdisjoint(_B64_HINTS) or any(d in text for d in _DASHES_B64):
+    if not found.keys().isdisjoint(_B64_HINTS) or (
+        not found.keys().isdisjoint(_DASHES_B64_LOWER) and any(d in text for d in _DASHES_B64)
+    ):
         _decoded(text, cands)
-    if "---" in text and ("|-" in text or "| -" in text or "|:" in text or "-|" in text):
+    if "---" in found and ("|-" in text or "| -" in text or "|:" in text or "-|" in text):
         _tables(text, cands)
     if len(hits) >= 3 and "\n" in text:
         # a key's base64 lines fire the gate again and again (`/` or `+` before 16 letters
@@ -2042,6 +2043,7 @@ _GENERIC = frozenset(
 
 _B64_HINTS = ("base64", "b64", "-data", "decode", "atob")
 _DASHES_B64 = ("LS0tLS", "0tLS0t", "tLS0tL")  # `-----` in base64, at its three alignments
+_DASHES_B64_LOWER = tuple(d.lower() for d in _DASHES_B64)  # looked for in the lowered text first
 _B64_RUN = _rx(r"[A-Za-z0-9+/_-]{20,}={0,2}")  # what `_b64_runs` finds, as a regex
 # `_b64_runs`' view of a text: a base64 character is `a`, `=` is itself, anything else a space
 _B64_ALPHABETS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
@@ -2086,7 +2088,18 @@ _WORDS = tuple(
 # the triggers, it holds the literals the rules' regexes start with (`Rule.anchors`), so a
 # rule's regex is tried only where its literal is. (The prose names beyond ASCII are looked for
 # apart, and only in text beyond ASCII: `_prose_others`.)
-_AUTOMATON_WORDS = tuple(dict.fromkeys((*_WORDS, *(w for r in RULES for w, _ in r.anchors))))
+_AUTOMATON_WORDS = tuple(
+    dict.fromkeys(
+        (
+            *_WORDS,
+            *(w for r in RULES for w, _ in r.anchors),
+            # what `find` looks for before the views and tables (in the lowered text: a
+            # superset of where the base64 dashes are, exactly where `---` is)
+            *_DASHES_B64_LOWER,
+            "---",
+        )
+    )
+)
 # The automaton looks a character up among the first characters of its words one by one, so
 # they go in by how often transcripts hold them (lowered), the most frequent first.
 _FIRST_BY_FREQUENCY = " etsiarcldmpg-f:bwkv_4j"
