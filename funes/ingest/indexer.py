@@ -216,7 +216,9 @@ class _Run:
         self.progress.update(phase, i - 1, n, chunks, unit="files", after=after)  # from the first
         sig = u.signature()
         stats = FileStats(display_path(u.name))
-        ids = self.w.ids
+        # Stored chunks are dropped here once the writer has loaded the stored ids (a large
+        # run); before that, its append asks the table about each batch (a hook's session).
+        ids = self.w.ids_loaded
         seen: set[str] = set()
         # Streamed, turn by turn, and committed every FLUSH_CHUNKS: a huge file (a 50 MB tool
         # output) never sits in memory whole. A file that fails half-way keeps the turns read
@@ -228,7 +230,7 @@ class _Run:
                 self.report.seen += 1
                 if c.split_idx == EMBEDDED_SPLITS:
                     self.report.oversized += 1
-                if c.id not in ids:
+                if ids is None or c.id not in ids:
                     self.buf.append(c)
                     if len(self.buf) >= FLUSH_CHUNKS:
                         self.commit()
