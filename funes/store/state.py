@@ -82,7 +82,9 @@ class IndexState:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f"{STATE}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.entries, indent=1, sort_keys=True) + "\n")
+        # Compact: a sweep saves the whole state after every commit (every 2 s), and at 9,030
+        # files an indented, sorted dump cost 34 ms a save against 12.7 ms.
+        tmp.write_text(json.dumps(self.entries, separators=(",", ":")) + "\n")
         os.replace(tmp, self.path)
         self.dirty = False
 
