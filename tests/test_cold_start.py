@@ -78,6 +78,22 @@ def test_short_commands_start_without_shutil(argv: list[str], samples_memory: Pa
     assert p.stdout  # the command answered
 
 
+def test_masking_a_seed_phrase_as_served_starts_nothing_heavy() -> None:
+    """`get` masks a memory stamped by an older install's rules as it serves it, through the
+    detectors; a text naming a seed phrase makes them read the BIP39 word list, which must not
+    pull in importlib.resources (zipfile, shutil, lzma, bz2, tempfile: ~10 ms at each get)."""
+    words = "abandon ability able about above absent absorb abstract absurd abuse access accident"
+    probe = (
+        "import sys\n"
+        "from funes.secrets import detectors\n"
+        f"found = detectors.find('my wallet seed phrase: {words}')\n"
+        "print(len(found), [k for k in ('shutil', 'zipfile', 'lzma', 'bz2', 'tempfile')"
+        " if k in sys.modules])\n"
+    )
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=120, check=True)
+    assert p.stdout.decode().split() == ["1", "[]"], p.stdout
+
+
 def test_recall_imports_onnxruntime_only_to_embed_a_question(samples_memory: Path) -> None:
     assert "onnxruntime" in loaded("recall", "tile cache", "--memory", samples_memory)
     # A bad value is refused before anything heavy loads.
