@@ -164,9 +164,11 @@ def test_postings_read_whole_do_not_grow_with_the_memory(tmp_path: Path) -> None
         )
         assert common > n // 2  # "lock" and "writer" are in about half the documents each
         read[n] = (idx.stats.read, idx.stats.looked_up)
-    # what is read whole is the rare word's 150 postings; the common words are only looked up
-    # for those 150 candidates: the same work at ten times the documents
-    assert read[2_000] == read[20_000] == (150, 300)
+    # ten times the documents read no more postings whole: the rare word's 150, while the
+    # common words are only looked up for those 150 candidates (at 2,000 documents their
+    # postings are few enough that one pass over them is cheaper than 150 binary searches)
+    assert read[20_000] == (150, 300)
+    assert read[20_000][0] <= read[2_000][0]
 
 
 def pair_weights(dest: Path, head: int) -> Path:

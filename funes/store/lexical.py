@@ -63,6 +63,9 @@ MAX_DOC_CHARS = 65_536
 # (:func:`merge_to`), so its temporaries do not grow with the index: merged whole in memory, the
 # tiered merges of a 58k-chunk index run raised its peak RSS from 375 MB to 587 MB.
 MERGE_STEP = 1 << 20
+# A query term's postings are searched for each candidate (a binary search) rather than read
+# whole when there are this many postings or more per candidate.
+LOOKUP_COST = 32
 
 
 def _head(text: str) -> str:
@@ -278,20 +281,30 @@ class _Candidates:
             docs = docs[self.allow(np.asarray(self.seg.ids[docs]))]
         return docs
 
-    def look_up(self, j: int, w: float, span: tuple[int, int], docs: np.ndarray) -> int:
-        """Term ``j``'s part for the candidates ``docs`` only: a binary search of each in its
-        postings (sorted by document), reading a few pages of them, not all."""
+    def look_up(
+        self, j: int, w: float, span: tuple[int, int], docs: np.ndarray, member: np.ndarray
+    ) -> tuple[int, int]:
+        """Term ``j``'s part for the candidates ``docs`` only (``member``: a flag per document
+        of this segment, set for them): a binary search of each in its postings (sorted by
+        document) when they are few beside them, else one pass over the postings. Returns
+        (postings read whole, candidates looked up)."""
         a, b = span
         if a == b or not len(docs):
-            return 0
-        col = self.seg.docs[a:b]
-        q = docs.astype(col.dtype)  # the postings' own dtype: no converted copy of them
-        pos = np.minimum(np.searchsorted(col, q), b - a - 1)
-        hit = np.asarray(col[pos]) == q
-        if hit.any():
-            tfs = np.asarray(self.seg.tfs[a + pos[hit]])
-            self.parts[j] = (docs[hit], self._part(w, docs[hit], tfs))
-        return len(q)
+            return 0, 0
+        if len(docs) * LOOKUP_COST < b - a:
+            col = self.seg.docs[a:b]
+            q = docs.astype(col.dtype)  # the postings' own dtype: no converted copy of them
+            pos = np.minimum(np.searchsorted(col, q), b - a - 1)
+            hit = np.asarray(col[pos]) == q
+            if hit.any():
+                tfs = np.asarray(self.seg.tfs[a + pos[hit]])
+                self.parts[j] = (docs[hit], self._part(w, docs[hit], tfs))
+            return 0, len(q)
+        found = np.asarray(self.seg.docs[a:b])
+        keep = member[found]
+        found, tfs = found[keep], np.asarray(self.seg.tfs[a:b])[keep]
+        self.parts[j] = (found, self._part(w, found, tfs))
+        return b - a, 0
 
     def scores(self, docs: np.ndarray, n_terms: int) -> np.ndarray:
         """The scores of ``docs``: each term's part added in question order, as a scan of
@@ -607,6 +620,7 @@ class LexicalIndex:
         parts = [_Candidates(seg, avgdl, allow) for seg in segs]
         read, mass = 0, 0.0  # terms read whole, and their summed idf (a bound on any score)
         cands: list[np.ndarray] | None = None  # the candidates, once no new one can win
+        members: list[np.ndarray] = []  # a flag per document for them, by segment
         for i, j in enumerate(order):
             left = bound[i - 1] * (1 + 1e-9) if i else math.inf
             # the k-th best so far is below what was read: look at it only when that can win
@@ -615,9 +629,14 @@ class LexicalIndex:
                 partial = np.concatenate([p.partial[c] for p, c in zip(parts, now, strict=True)])
                 if len(partial) >= k and left < np.partition(partial, len(partial) - k)[-k]:
                     cands = now
+                    members = [np.zeros(p.seg.n_docs, dtype=bool) for p in parts]
+                    for m, c in zip(members, cands, strict=True):
+                        m[c] = True
             if cands is not None:
-                for part, sp, c in zip(parts, spans, cands, strict=True):
-                    self.stats.looked_up += part.look_up(j, idf[j], sp[j], c)
+                for part, sp, c, m in zip(parts, spans, cands, members, strict=True):
+                    whole, probes = part.look_up(j, idf[j], sp[j], c, m)
+                    self.stats.read += whole
+                    self.stats.looked_up += probes
                 continue
             for part, sp in zip(parts, spans, strict=True):
                 self.stats.read += part.read(j, idf[j], sp[j])
@@ -626,9 +645,16 @@ class LexicalIndex:
         self.stats.terms_read = read
         if cands is None:
             cands = [p.candidates() for p in parts]
-        sc_parts = [p.scores(c, len(hashes)) for p, c in zip(parts, cands, strict=True)]
-        id_parts = [np.asarray(p.seg.ids[c]) for p, c in zip(parts, cands, strict=True)]
-        self.stats.candidates = sum(len(a) for a in sc_parts)
+        self.stats.candidates = sum(len(c) for c in cands)
+        sc_parts, id_parts = [], []
+        for part, c in zip(parts, cands, strict=True):
+            sc = part.scores(c, len(hashes))
+            if len(sc) > k:
+                # every document tied with the k-th best stays: the id breaks ties below
+                keep = sc >= np.partition(sc, len(sc) - k)[len(sc) - k]
+                c, sc = c[keep], sc[keep]
+            sc_parts.append(sc)
+            id_parts.append(np.asarray(part.seg.ids[c]))
         if not self.stats.candidates:
             return []
         sc = np.concatenate(sc_parts)
