@@ -446,12 +446,32 @@ class Memory:
                 rows.setdefault(r["id"], r)
         return [rows[i] for i in ids if i in rows]
 
-    def take(self, addresses: Sequence[int], columns: Sequence[str]) -> list[dict]:
-        """Rows by their ``_rowaddr`` at this version (:meth:`fetch` with ``addresses``), in
-        the order given: no lookup of ids."""
+    def take(
+        self, addresses: Sequence[int], columns: Sequence[str], arrays: bool = False
+    ) -> list[dict]:
+        """Rows by their ``_rowaddr`` at this version (:meth:`fetch` with ``addresses``,
+        :meth:`addresses`), in the order given: no lookup of ids. ``arrays`` as in fetch."""
         if not addresses:
             return []
-        return self._ds._take_rows(list(addresses), columns=list(columns)).to_pylist()
+        t = self._ds._take_rows(list(addresses), columns=list(columns))
+        return _pylist(t, self.dim) if arrays else t.to_pylist()
+
+    def fragment_keys(self) -> set[tuple[int, str]]:
+        """This version's fragments, each with its deletions (deleting rows of a fragment gives
+        it a new deletion file): what a reader keeping answers per fragment compares."""
+        return {(f.fragment_id, str(f.metadata.deletion_file)) for f in self._ds.get_fragments()}
+
+    def addresses(self, fragments: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The live rows of ``fragments``: their ids (bytes) and row addresses (uint64; the
+        fragment id in the upper 32 bits)."""
+        want = set(fragments)
+        frags = [f for f in self._ds.get_fragments() if f.fragment_id in want]
+        if not frags:
+            return np.empty(0, dtype="S16"), np.empty(0, dtype=np.uint64)
+        t = self._ds.scanner(columns=["id"], fragments=frags, with_row_address=True).to_table()
+        ids = np.array([i.encode("utf-8") for i in t.column("id").to_pylist()])
+        addrs = t.column("_rowaddr").to_numpy().astype(np.uint64)
+        return (ids if len(ids) else np.empty(0, dtype="S16")), addrs
 
     def session_rows(
         self,
