@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from funes.store.lexical import K1, B, LexicalIndex, term_hash
 from funes.store.tokenize import query_tokens
 
 COMMON = ("lock", "writer", "segment", "table", "vector", "chunk", "session", "parse", "index")
+NOW = datetime(2026, 11, 30, tzinfo=UTC)  # recency weights the same in both runs compared
 RARE = ("zanzibar", "quokka", "fjord", "xylem", "E0502", "src/store/lock.py")
 
 
@@ -251,7 +253,7 @@ def test_hits_are_those_of_a_pool_read_whole(
 
     def answers() -> list[list[dict]]:
         s = Searcher(open_memory(path), embedder)  # flat: far below the ANN threshold
-        return [[r.to_dict() for r in s.search(Query(q, k=8)).records()] for q in questions]
+        return [[r.to_dict() for r in s.search(Query(q, k=8), NOW).records()] for q in questions]
 
     now = answers()
     # as recall read before: every posting of every term scanned, every field of the pool read
@@ -269,3 +271,46 @@ def test_hits_are_those_of_a_pool_read_whole(
         for hit in group:
             if hit.get("kind") == "hit":
                 assert {f: hit[f] for f in CHUNK_FIELDS} == stored[hit["id"]]  # every field
+
+
+@pytest.mark.slow
+def test_a_warm_searcher_finds_pool_rows_by_address_across_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A searcher that finds pool rows by the row addresses it keeps (the table's id index
+    leaves many rows uncovered) answers as a fresh one filtering on ids does, after appends,
+    deletions and vectors stored (rows rewritten into new fragments) between its questions."""
+    path = tmp_path / "mem"
+    mem = open_memory(path, create=True)
+    with mem.writer(interactive=False) as w:
+        w.append(rows(0, 500, seed=1))
+        w.append(rows(500, 200, seed=2))
+    questions = ("lock parser note12", "vector manifest item5 hook", "session token note640")
+    embedder = LazyEmbedder()
+    warm = Searcher(open_memory(path), embedder)
+
+    def both() -> tuple[list[list[dict]], list[list[dict]]]:
+        warm.memory = open_memory(path)  # the latest version, as the MCP server gives it
+        monkeypatch.setattr(retrieval, "ADDRESS_ROWS", 0)  # always by address
+        a = [[r.to_dict() for r in warm.search(Query(q), NOW).records()] for q in questions]
+        monkeypatch.setattr(retrieval, "ADDRESS_ROWS", 10**9)  # always by a filter on ids
+        fresh = Searcher(open_memory(path), embedder)
+        b = [[r.to_dict() for r in fresh.search(Query(q), NOW).records()] for q in questions]
+        return a, b
+
+    a, b = both()
+    assert a == b and sum(len(x) for x in a) == 24
+    first = {h["id"] for h in a[0]}
+    with open_memory(path).writer(interactive=False) as w:
+        w.append(rows(700, 100, seed=3))  # a new fragment
+        w.delete(sorted(first)[:3])  # rows of kept fragments deleted
+    a, b = both()
+    assert a == b and not set(sorted(first)[:3]) & {h["id"] for h in a[0]}
+    rng = np.random.default_rng(4)
+    moved = [f"{i:016x}" for i in range(0, 700, 5)]
+    v = rng.standard_normal((len(moved), 384)).astype(np.float32)
+    with open_memory(path).writer(interactive=False) as w:
+        w.set_vectors(moved, v / np.linalg.norm(v, axis=1, keepdims=True))  # rows rewritten
+    a, b = both()
+    assert a == b
+    assert warm._addresses.version == open_memory(path).version
