@@ -572,6 +572,13 @@ _PROSE_RULE = Rule(
 )
 
 
+# The password hashes' starts (bcrypt, md5-crypt, Apache's, sha256/512-crypt, yescrypt, argon2,
+# phpass, Django's pbkdf2)
+_HASH_STARTS = (
+    "$2", "$1$", "$apr1$", "$5$", "$6$", "$y$", "$gy$", "$7$", "$argon2", "$p$", "$h$",
+    "pbkdf2_sha",
+)  # fmt: skip
+
 # A URL parameter named as a secret ends its name with one of these and its `=`
 _URL_PARAM_TRIGGERS = (
     "key=", "token=", "secret=", "password=", "passwd=", "pwd=", "sig=", "signature="
@@ -725,6 +732,7 @@ RULES: tuple[Rule, ...] = (
             r"(?:\\?[\"'])?([^\s\"'\\]{4,256})"
         ),
         ("login",),
+        anchors=(("docker", 0),),
         group=1,
         validate=lambda v: _cli_password(v),
         priority=25,
@@ -972,7 +980,9 @@ RULES: tuple[Rule, ...] = (
             r"|(?<![a-z0-9_])pbkdf2_sha\d+\$\d+\$[a-z0-9+/.]{8,}\$[a-z0-9+/]{32,}={0,2})"  # Django
             r"(?![./a-z0-9$])"
         ),
-        ("$",),
+        # how each kind starts: `$` alone is in every shell line
+        _HASH_STARTS,
+        anchors=tuple((w, 0) for w in _HASH_STARTS),
         validate=lambda v: entropy(v.rsplit("$", 1)[-1]) >= 3.0,
         priority=10,
         lower=True,
@@ -985,6 +995,7 @@ RULES: tuple[Rule, ...] = (
             r"[ \t]*,[ \t]*\\?[\"']([^\"'\\\s]{6,256})\\?[\"']"
         ),
         ("auth", "login"),
+        anchors=(("auth", 0), ("login", 0)),
         group=1,
         validate=lambda v: (
             _cli_password(v) and (looks_secret(v, 8, digitless_ok=True) or _generated(v))
@@ -996,6 +1007,7 @@ RULES: tuple[Rule, ...] = (
         "telegram-bot-token",
         _rx(r"telegram\.org/(?:file/)?bot(\d{5,16}:[a-z0-9_-]{30,50})(?![a-z0-9_-])"),
         ("telegram",),
+        anchors=(("telegram", 0),),
         group=1,
         validate=random_token(3.0),
         priority=10,
