@@ -103,7 +103,234 @@ def lead_probe(rng: random.Random) -> list[Case]:
     return out
 
 
-KINDS: dict[str, Callable[[random.Random], list[Case]]] = {"lead-probe": lead_probe}
+# --- values, names and the languages that carry them ---------------------------------------------
+
+# Punctuation by class: a generated password holds one or two of a class somewhere inside
+PUNCT_CLASSES = {
+    "brackets": "()[]{}<>",
+    "quotes": "'\"`",
+    "backslash": "\\",
+    "separators": ",;:|",
+    "operators": "+=-*/%",
+    "marks": "!?@#$^&~",
+    "word": "._-",
+}
+
+
+def punct_password(rng: random.Random, cls: str) -> str:
+    """A password with letters of both cases, digits and one or two characters of a class."""
+    while True:
+        chars = list(s(rng, ALNUM, rng.randint(14, 22)))
+        for _ in range(rng.randint(1, 2)):
+            chars[rng.randint(3, len(chars) - 4)] = rng.choice(PUNCT_CLASSES[cls])
+        v = "".join(chars)
+        if (
+            any(c.isupper() for c in v)
+            and any(c.islower() for c in v)
+            and any(c.isdigit() for c in v)
+        ):
+            return v
+
+
+def value(rng: random.Random) -> tuple[str, str]:
+    """(what it is, a fresh secret value)."""
+    what = rng.choice(["punct", "punct", "punct", "alnum", "hex", "base64"])
+    if what == "punct":
+        cls = rng.choice(sorted(PUNCT_CLASSES))
+        return f"punct-{cls}", punct_password(rng, cls)
+    if what == "alnum":
+        return what, s(rng, ALNUM, rng.choice([20, 24, 32, 40]))
+    if what == "hex":
+        return what, s(rng, HEX, rng.choice([32, 40, 64]))
+    return what, b64(rng.randbytes(rng.choice([24, 30, 33, 48])))
+
+
+LABELS = (
+    ("password",), ("db", "password"), ("api", "key"), ("secret",), ("client", "secret"),
+    ("auth", "token"), ("access", "token"), ("private", "key"), ("passphrase",),
+    ("secret", "key"), ("api", "token"), ("pwd",), ("passwd",), ("master", "key"),
+    ("signing", "secret"), ("webhook", "secret"), ("encryption", "key"), ("admin", "password"),
+    ("smtp", "password"), ("redis", "password"), ("jwt", "secret"), ("app", "secret"),
+)  # fmt: skip
+
+
+class Name:
+    """A label in every spelling code uses: snake, UPPER, camel, Pascal, kebab, dotted."""
+
+    def __init__(self, words: tuple[str, ...]) -> None:
+        self.snake = "_".join(words)
+        self.upper = self.snake.upper()
+        self.camel = words[0] + "".join(w.capitalize() for w in words[1:])
+        self.pascal = "".join(w.capitalize() for w in words)
+        self.kebab = "-".join(words)
+        self.header = "X-" + "-".join(w.capitalize() for w in words)
+        self.dotted = "app." + ".".join(words)
+
+
+def dq(v: str) -> str:
+    """A double-quoted string literal of C-family languages, JSON, TOML, HCL, YAML."""
+    return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def sq(v: str) -> str:
+    """A single-quoted literal with backslash escapes (Python, JavaScript, PHP, Ruby)."""
+    return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def sql(v: str) -> str:
+    """A single-quoted literal where a quote is doubled (SQL, PowerShell, YAML)."""
+    return "'" + v.replace("'", "''") + "'"
+
+
+def shq(v: str) -> str:
+    """A shell word that keeps the value as it is."""
+    return "'" + v.replace("'", "'\\''") + "'"
+
+
+Carrier = Callable[[Name, str], str | None]
+
+
+def _plain(v: str, bad: str = "") -> bool:
+    """The value can stand unquoted: no space, quote or backslash, none of ``bad``."""
+    return not any(c in v for c in " \t'\"`\\" + bad)
+
+
+CODE: dict[str, tuple[Carrier, ...]] = {
+    "python": (
+        lambda n, v: f"{n.snake} = {dq(v)}",
+        lambda n, v: f"{n.upper} = {sq(v)}",
+        lambda n, v: f"config = {{{dq(n.snake)}: {dq(v)}, 'timeout': 30}}",
+        lambda n, v: f"client = Client(host='db.internal', {n.snake}={dq(v)})",
+        lambda n, v: f"os.environ[{dq(n.upper)}] = {dq(v)}",
+        lambda n, v: f"os.environ.setdefault({sq(n.upper)}, {sq(v)})",
+        lambda n, v: f"settings.{n.upper} = {sq(v)}",
+    ),
+    "javascript": (
+        lambda n, v: f"const {n.camel} = {dq(v)};",
+        lambda n, v: f"let {n.camel} = {sq(v)};",
+        lambda n, v: f"const {n.camel} = `{v}`;" if "`" not in v and "${" not in v else None,
+        lambda n, v: f"const cfg = {{ {n.camel}: {dq(v)}, retries: 3 }};",
+        lambda n, v: f"fetch(url, {{ headers: {{ {dq(n.header)}: {dq(v)} }} }})",
+        lambda n, v: f"process.env.{n.upper} = {sq(v)};",
+        lambda n, v: f"export const {n.upper} = {dq(v)};",
+    ),
+    "go": (
+        lambda n, v: f"{n.camel} := {dq(v)}",
+        lambda n, v: f"{n.camel} := `{v}`" if "`" not in v else None,
+        lambda n, v: f"const {n.pascal} = {dq(v)}",
+        lambda n, v: f"cfg := Config{{\n\tHost: \"db\",\n\t{n.pascal}: {dq(v)},\n}}",
+        lambda n, v: f"os.Setenv({dq(n.upper)}, {dq(v)})",
+    ),
+    "rust": (
+        lambda n, v: f"let {n.snake} = {dq(v)};",
+        lambda n, v: f"const {n.upper}: &str = {dq(v)};",
+        lambda n, v: f"let {n.snake} = String::from({dq(v)});",
+        lambda n, v: f"std::env::set_var({dq(n.upper)}, {dq(v)});",
+        lambda n, v: f"let client = Client::builder().{n.snake}({dq(v)}).build()?;",
+    ),
+    "java": (
+        lambda n, v: f"String {n.camel} = {dq(v)};",
+        lambda n, v: f"private static final String {n.upper} = {dq(v)};",
+        lambda n, v: f"props.setProperty({dq(n.dotted)}, {dq(v)});",
+        lambda n, v: f"val {n.camel} = {dq(v)}",
+        lambda n, v: f"var {n.camel} = {dq(v)};",
+    ),
+    "csharp": (
+        lambda n, v: f"var cred = new NetworkCredential(\"svc\", {dq(v)});",
+        lambda n, v: f"public const string {n.pascal} = {dq(v)};",
+    ),
+    "php": (
+        lambda n, v: f"${n.snake} = {sq(v)};",
+        lambda n, v: f"define({sq(n.upper)}, {sq(v)});",
+        lambda n, v: f"return [\n    {sq(n.snake)} => {sq(v)},\n];",
+    ),
+    "ruby": (
+        lambda n, v: f"config.{n.snake} = {dq(v)}",
+        lambda n, v: f"{{ {n.snake}: {dq(v)} }}",
+        lambda n, v: f"{{ :{n.snake} => {sq(v)} }}",
+        lambda n, v: f"ENV[{dq(n.upper)}] = {dq(v)}",
+    ),
+    "yaml": (
+        lambda n, v: f"{n.snake}: {v}" if _plain(v, "#:,[]{}&*!|>%@") else None,
+        lambda n, v: f"{n.snake}: {dq(v)}",
+        lambda n, v: f"{n.snake}: {sql(v)}",
+        lambda n, v: f"database:\n  host: db\n  {n.snake}: {dq(v)}\n",
+        lambda n, v: f"env:\n  - name: {n.upper}\n    value: {dq(v)}\n",
+        lambda n, v: f"environment:\n  - {n.upper}={v}\n" if _plain(v, "#") else None,
+    ),
+    "toml": (
+        lambda n, v: f"[database]\n{n.snake} = {dq(v)}\n",
+        lambda n, v: f"{n.snake} = {sql(v)}" if "'" not in v else None,
+    ),
+    "ini": (
+        lambda n, v: f"[client]\n{n.snake} = {v}\n" if _plain(v, ";#") else None,
+        lambda n, v: f"{n.snake}={v}" if _plain(v, ";#") else None,
+    ),
+    "dotenv": (
+        lambda n, v: f"{n.upper}={v}" if _plain(v, "#$") else None,
+        lambda n, v: f"{n.upper}={dq(v)}" if "$" not in v else None,
+        lambda n, v: f"{n.upper}={shq(v)}",
+        lambda n, v: f"export {n.upper}={shq(v)}",
+    ),
+    "hcl": (
+        lambda n, v: f"  {n.snake} = {dq(v)}",
+        lambda n, v: f'variable "{n.snake}" {{\n  type    = string\n  default = {dq(v)}\n}}',
+    ),
+    "shell": (
+        lambda n, v: f"{n.upper}={shq(v)} ./deploy.sh",
+        # (a quote inside a header's value, `'…'\\''…'`, is a known gap)
+        lambda n, v: f"curl -sS -H {shq(n.header + ': ' + v)} https://api.acme.io/v1/me"
+        if "'" not in v else None,
+        lambda n, v: f"echo {shq(v)} | docker login -u ci --password-stdin registry.acme.io",
+        lambda n, v: f"env {n.upper}={shq(v)} make deploy",
+        lambda n, v: f"kubectl create secret generic app --from-literal={n.snake}={shq(v)}",
+    ),
+    "powershell": (
+        lambda n, v: f"$env:{n.upper} = {sql(v)}",
+        lambda n, v: f"${n.camel} = {sql(v)}",
+        lambda n, v: f"$sec = ConvertTo-SecureString {sql(v)} -AsPlainText -Force",
+        lambda n, v: f"[Environment]::SetEnvironmentVariable({dq(n.upper)}, {sql(v)}, 'User')",
+    ),
+    "sql": (
+        lambda n, v: f"CREATE USER app IDENTIFIED BY {sql(v)};",
+        lambda n, v: f"ALTER USER app WITH PASSWORD {sql(v)};",
+        lambda n, v: f"CREATE ROLE reporter LOGIN PASSWORD {sql(v)};",
+        lambda n, v: f"SET PASSWORD FOR 'app'@'%' = {sql(v)};",
+        lambda n, v: f"ALTER LOGIN app WITH PASSWORD = {sql(v)};",
+    ),
+    "xml": (
+        lambda n, v: f"<{n.camel}>{v}</{n.camel}>" if not any(c in v for c in "<&") else None,
+        lambda n, v: f'<add key="{n.pascal}" value="{v}" />' if not any(c in v for c in '"<&') else None,
+    ),
+    "connection-string": (
+        lambda n, v: f"Server=tcp:db.acme.io,1433;Database=app;User ID=sa;Password={v};"
+        if _plain(v, ";") else None,
+        lambda n, v: f"jdbc:postgresql://db:5432/app?user=app&password={v}"
+        if _plain(v, "&#?/") else None,
+        lambda n, v: f'dsn := "app:{v}@tcp(db:3306)/app?parseTime=true"'
+        if _plain(v, "@/") else None,
+    ),
+}  # fmt: skip
+
+
+def code_cases(rng: random.Random) -> list[Case]:
+    """Each carrier of each language, a fresh value and label."""
+    out: list[Case] = []
+    for lang, carriers in CODE.items():
+        for k, carry in enumerate(carriers):
+            for _ in range(4):  # a value the carrier can hold
+                what, v = value(rng)
+                text = carry(Name(rng.choice(LABELS)), v)
+                if text is not None:
+                    out.append((f"code-{lang}-{k}-{what}", text, frags(v)))
+                    break
+    return out
+
+
+KINDS: dict[str, Callable[[random.Random], list[Case]]] = {
+    "lead-probe": lead_probe,
+    "code": code_cases,
+}
 
 
 def cases(rng: random.Random) -> list[Case]:

@@ -352,6 +352,7 @@ FINDINGS_DIGEST = {
     "4": "9f846b25d59ce53c",  # issue 24's shapes probe: punctuation, names, places, prose
     "5": "9f846b25d59ce53c",  # tables, wrapped lines, brackets and `=` in passwords; not here
     "6": "e0361b779e349638",  # password hashes, auth pairs, digitless passwords, more languages
+    "7": "e0361b779e349638",  # code of 17 languages: SQL, PowerShell, env pairs; not here
 }
 
 

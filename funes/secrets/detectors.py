@@ -316,7 +316,9 @@ def _word_number(run: str, m: re.Match[str]) -> bool:
 _BASE58_PUBKEY = _rx(r"[1-9A-HJ-NP-Za-km-z]{43,44}|0x[0-9a-fA-F]{40}")
 
 
-def looks_secret(value: str, min_len: int = MIN_VALUE_LEN, digitless_ok: bool = False) -> bool:
+def looks_secret(
+    value: str, min_len: int = MIN_VALUE_LEN, digitless_ok: bool = False, private: bool = False
+) -> bool:
     """A value named as a secret is kept when it looks generated rather than written.
 
     Generated: long enough, letters and digits, Shannon entropy ≥ ``ENTROPY_THRESHOLD``.
@@ -340,7 +342,10 @@ def looks_secret(value: str, min_len: int = MIN_VALUE_LEN, digitless_ok: bool = 
     # (`xumfPkxiN~)ZP5^6Rdcac`, `219LE*5ggrujo`)
     if _wordy(value) and not _STRONG_PUNCT.search(value, 1, len(value) - 1):
         return False
-    if _BASE58_PUBKEY.fullmatch(value) or _VERSION_PIN.match(value):
+    # …unless its name says it is private (`ENCRYPTION_KEY`, `client_secret`)
+    if _BASE58_PUBKEY.fullmatch(value) and not (private and value[:2] != "0x"):
+        return False
+    if _VERSION_PIN.match(value):
         return False
     return entropy(value) >= ENTROPY_THRESHOLD
 
@@ -350,7 +355,11 @@ _BASE64_VALUE = _rx(r"/[A-Za-z0-9+/]{19,}={0,2}")
 
 def _slash_base64(value: str) -> bool:
     """Base64 that happens to start with `/` (`/RZ3cGXQPNUvzwP14amzRlIzu5G6…=`), not a path."""
-    return _BASE64_VALUE.fullmatch(value) is not None and credential_mix(value)
+    return _BASE64_VALUE.fullmatch(value) is not None and (
+        credential_mix(value)
+        # random bytes: more bits a character than a path's words, and few slashes
+        or (len(value) >= 24 and entropy(value) >= 4.2 and value.count("/") * 12 <= len(value))
+    )
 
 
 # between two letters or digits, where no name, path, link or address puts it
@@ -399,17 +408,29 @@ _ASSIGN_TAIL = (
     r"s?(?:_base)?(?![a-z0-9_])"  # `secret_key_base` (Rails) too
     # the name's closing quote in JSON/YAML, maybe JSON-escaped, and bracket (`env["KEY"] =`)
     r"(?:(?:\\?[\"'])?\]?"
+    # a type between the name and `=`: `API_KEY: &str =`, `apiKey: string =`, `token string =`
+    r"(?:[ \t]*:[ \t]*&?(?:'static[ \t]+)?[a-z_][a-z0-9_:<>]{0,40}[ \t]+(?==)"
+    r"|[ \t]+(?:string|str)[ \t]*(?==))?"
     r"(?P<sep>[ \t]*(?::=|=>|=|:(?!:)|%3d)[ \t]*"  # `a::b` is a path, not `a: :b`
     # `db_pass     C2IG?sN6…` in a two-column table: the value ends its line
     r"|[ \t]{2,}(?=[^\s\\]+[ \t]*(?:\r?\n|\\[rn]|$)))"
     # a quoted name, a comma, a quoted value: `define('DB_PASSWORD', '…')`, `getenv("KEY", "…")`
-    r"|\\?[\"'][ \t]*,[ \t]*(?=\\?[\"']))"
+    r"|\\?[\"'][ \t]*,[ \t]*(?=\\?[\"'])"
+    # a setter's argument: `.password("…")`, `setApiKey('…')`
+    r"|(?P<call>\()[ \t]*(?=\\?[\"'`]))"
+    # a literal wrapped in a call: `String::from("…")`, `SecretStr('…')`, `bytes.fromhex("…")`
+    r"(?:[a-z_][a-z0-9_]*(?:(?:::|\.)[a-z_][a-z0-9_]*)*\((?=\\?[\"'`]))?"
     # a value ends at whitespace or its closing quote, not at punctuation: `#`, `(`, `;`, `&`…
     # are characters of a password (`_trim_value` then drops what is code or the next field)
-    r"(?:\\\"(?P<v1>[^\"\\\s]{1,512})\\\""
+    r"(?:\\\"(?P<v1>(?:[^\"\\\s]|\\\\\\\\|\\\\\\\"){1,512})\\\""  # `\\\\`, `\\\"` inside
     r"|\"(?P<v2>(?:[^\"\\\s]|\\[^\s]){1,512})\""  # JSON escapes inside (`\"`, `\\`)
-    r"|'(?P<v3>[^'\\\s]{1,512})'"
-    r"|(?P<v4>[^\s\"'\\`“”‘’]{1,512}))"
+    # escapes inside, or a quote doubled as SQL, PowerShell and YAML write it (`'a''b'`)
+    r"|'(?P<v3>(?:[^'\\\s]|\\\\'|\\[^\snr]|''|'\\{1,2}''){1,512})'"  # and the shell's `'\''`
+    r"|`(?P<v5>[^`\s]{1,512})`"  # Go's and JavaScript's raw strings
+    # a backslash of the value, not one that starts a JSON escape of a line break or a quote
+    # (the text is lowered: `\T` of a password reads as `\t`); a backtick inside it
+    r"|(?P<v4>(?:[^\s\"'\\`“”‘’]|\\(?![n\"'\\]|r\\n)[^\s\"'])"
+    r"(?:[^\s\"'\\“”‘’]|\\(?![n\"'\\]|r\\n)[^\s\"']|(?<=[a-z0-9])\\?\"(?=[a-z0-9])){0,511}))"
 )
 # `postgres://postgres:postgres@db`, `github://org:repo@sha`: a plain word in the password
 # place is an example or a path syntax, not a credential.
@@ -422,6 +443,15 @@ _LABEL_TAIL = (
     r"(?:`(?P<l1>[^\s`]{8,512})`|\"(?P<l2>[^\s\"\\]{8,512})\"|'(?P<l3>[^\s'\\]{8,512})'"
     r"|“(?P<l4>[^\s”]{8,512})”|‘(?P<l5>[^\s’]{8,512})’)"
 )
+
+# A string literal in either quote, maybe JSON-escaped, with escapes inside, a quote doubled
+# (SQL, PowerShell) or the shell's `'\''`: the quote is group ``q``, the value the next group.
+_QUOTED = r"(?P<q>\\?[\"'])((?:\\\\\\[\"']|\\\\[\"']|(?!(?P=q))(?:[^\\\s]|\\[^\snr])|(?P=q)(?P=q)|'\\{1,2}'')LEN)(?P=q)"
+
+
+def _quoted(n: int, most: int = 256) -> str:
+    return _QUOTED.replace("LEN", f"{{{n},{most}}}")
+
 
 _NAME_KEYWORDS = (
     "key",
@@ -903,7 +933,7 @@ RULES: tuple[Rule, ...] = (
             lower=True,
         )
         for keyword, trigger in (
-            ("pass(?:w(?:or)?d)?", "pass"),
+            ("pass(?:w(?:or)?d|phrase)?", "pass"),
             ("pwd", "pwd"),
             ("secret", "secr"),
             ("token", "toke"),
@@ -913,8 +943,8 @@ RULES: tuple[Rule, ...] = (
     Rule(  # .NET appSettings: `<add key="DbPassword" value="…" />`
         "secret-assignment",
         _rx(
-            r"key=\\?\"[a-z0-9_.:-]*(?:pass(?:w(?:or)?d)?|secret|token|key|pwd)\\?\"[ \t]+"
-            r"value=\\?\"([^\"\s\\]{6,256})\\?\""
+            r"key=\\?\"[a-z0-9_.:-]*(?:pass(?:w(?:or)?d|phrase)?|secret|token|key|pwd)\\?\"[ \t]+"
+            r"value=\\?\"((?:[^\"\s\\]|\\[^\s\"]){6,256})\\?\""
         ),
         ("value=",),
         anchors=(("key", 0),),
@@ -991,16 +1021,89 @@ RULES: tuple[Rule, ...] = (
         # `SetBasicAuth("u", "…")`, `smtp.login("me@acme.io", "…")`
         "secret-assignment",
         _rx(
-            r"(?:auth|login)[a-z_]*[ \t]*(?:=|:)?[ \t]*[(\[][ \t]*\\?[\"'][^\"'\\\s]{1,128}\\?[\"']"
-            r"[ \t]*,[ \t]*\\?[\"']([^\"'\\\s]{6,256})\\?[\"']"
+            r"(?:auth|login|credentials?)[a-z_]*[ \t]*(?:=|:)?[ \t]*[(\[][ \t]*\\?[\"'][^\"'\\\s]{1,128}\\?[\"']"
+            r"[ \t]*,[ \t]*" + _quoted(6)
         ),
-        ("auth", "login"),
-        anchors=(("auth", 0), ("login", 0)),
-        group=1,
+        ("auth", "login", "cred"),
+        anchors=(("auth", 0), ("login", 0), ("cred", 0)),
+        group=2,
         validate=lambda v: (
             _cli_password(v) and (looks_secret(v, 8, digitless_ok=True) or _generated(v))
         ),
         priority=30,
+        lower=True,
+    ),
+    Rule(  # SQL: `IDENTIFIED BY '…'`, `WITH PASSWORD '…'`, `LOGIN PASSWORD '…'`,
+        # `SET PASSWORD FOR 'u'@'h' = '…'`, `ALTER LOGIN x WITH PASSWORD = '…'`
+        "secret-assignment",
+        _rx(
+            r"(?:identified[ \t]+(?:with[ \t]+\w+[ \t]+)?by(?:[ \t]+password)?"
+            r"|password[ \t]+for[ \t]+\S{1,128}[ \t]*="
+            r"|(?:with|login|encrypted)[ \t]+password(?:[ \t]*=)?|password[ \t]*\()[ \t]*"
+            + _quoted(6)
+        ),
+        ("identified", "pass"),
+        group=2,
+        validate=lambda v: _cli_password(v),
+        priority=30,
+        lower=True,
+    ),
+    Rule(  # PowerShell: `ConvertTo-SecureString '…' -AsPlainText`
+        "secret-assignment",
+        _rx(r"convertto-securestring[ \t]+(?:-string[ \t]+)?" + _quoted(6)),
+        ("securestring",),
+        group=2,
+        validate=lambda v: _cli_password(v),
+        priority=25,
+        lower=True,
+    ),
+    Rule(  # `echo '…' | docker login -u ci --password-stdin`
+        "cli-password",
+        _rx(
+            r"(?:echo|printf)[ \t]+(?:-n[ \t]+|'%s'[ \t]+|\"%s\"[ \t]+)?"
+            r"(?:"
+            + _quoted(6)
+            + r"|(?P<bare>[^\s'\"\\|]{6,256}))[ \t]*\|[^\n|]{0,200}?--password-stdin"
+        ),
+        ("password-stdin",),
+        group="either",
+        validate=lambda v: _cli_password(v),
+        priority=25,
+        lower=True,
+    ),
+    Rule(  # a name and its value as two fields: Kubernetes' and ECS's `env` lists, Terraform
+        # `{ name = "DB_PASSWORD", value = "…" }`
+        "secret-assignment",
+        _rx(
+            r"name\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?[a-z0-9_.-]*"
+            r"(?:key|secret|token|pass(?:w(?:or)?d|phrase)?|pwd|credentials?)\\?[\"']?[ \t]*,?"
+            r"(?:[ \t]|\r?\n|(?:\\r)?\\n)*\\?[\"']?value\\?[\"']?[ \t]*[:=][ \t]*"
+            r"(?:" + _quoted(6, 512) + r"|(?P<bare>[^\s\"'\\,}]{6,512}))"
+        ),
+        ("value",),
+        group="pair",
+        priority=40,
+        lower=True,
+    ),
+    Rule(  # Terraform: `variable "db_password" { default = "…" }`
+        "secret-assignment",
+        _rx(
+            r"variable[ \t]+\\?\"[a-z0-9_-]*(?:key|secret|token|pass\w*|pwd|credentials?)\\?\""
+            r"[ \t]*\{[^}]{0,300}?default[ \t]*=[ \t]*" + _quoted(6, 512)
+        ),
+        ("variable",),
+        group=2,
+        validate=lambda v: looks_secret(v, digitless_ok=len(v) >= 12),
+        priority=30,
+        lower=True,
+    ),
+    Rule(  # Go's MySQL DSN: `user:password@tcp(host:3306)/db`
+        "url-credentials",
+        _rx(r"(?<![\w.-])[a-z0-9_.-]{1,64}:([^\s@/\"'\\]{4,256})@(?:tcp|unix|udp)\("),
+        ("@tcp(", "@unix(", "@udp("),
+        group=1,
+        validate=lambda v: _cli_password(v),
+        priority=20,
         lower=True,
     ),
     Rule(  # a Telegram bot's token in its API URL: `api.telegram.org/bot<id>:<token>/getMe`
@@ -1027,6 +1130,8 @@ RULES: tuple[Rule, ...] = (
 
 _PUBLIC_NAME = _rx(r"(?i)public|publishable|pubkey")
 _PASSWORD_NAME = _rx(r"(?i)pass|pwd|secret")
+# a name no public key or wallet address goes by
+_PRIVATE_NAME = _rx(r"(?i)secret|private|pass|pwd|encrypt|signing|master|api.?key")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # A value written in prose after a label is held to a stricter standard than one assigned to
 # a variable: prose puts names, paths and identifiers in backticks all the time.
@@ -1039,14 +1144,16 @@ _IDENTIFIER = _rx(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|[0-9a-f
 def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | None:
     """The span and detector of the value a secret-ish name is given, or None."""
     groups = m.re.groupindex
-    for g in ("v1", "v2", "v3", "v4", "l1", "l2", "l3", "l4", "l5", "p"):
+    for g in ("v1", "v2", "v3", "v4", "v5", "l1", "l2", "l3", "l4", "l5", "p"):
         if g in groups and m.group(g) is not None:
             start, end = m.span(g)
             break
     else:  # pragma: no cover - the regex always sets one
         return None
     kind = g[0]  # v: assigned, l: labelled (quoted after a label), p: plain prose
-    if kind in "vp" and g not in ("v1", "v2", "v3"):
+    if g == "v5" and (m.group("sep") or "=").strip() not in ("=", ":="):
+        kind = "l"  # ``token: `…` `` is markdown: a backticked value after a label
+    if kind in "vp" and g not in ("v1", "v2", "v3", "v5"):
         # a two-column table's value ends its line: it has no next field
         table = "sep" in groups and m.group("sep") is not None and not m.group("sep").strip()
         trimmed = _trim_value(text, start, end, fields=not table)
@@ -1058,7 +1165,8 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
         i -= 1
     if _PUBLIC_NAME.search(text, i, m.start() + 12):
         return None
-    value = text[start:end]
+    # escaped once or twice (`\\\\` in a JSON string of a JSON string) a backslash is one
+    value = _BACKSLASHES.sub("\\\\", text[start:end])
     named = _named(text, max(text.rfind("\n", 0, i) + 1, i - 80), m.start() + 12, value)
     if named is not None:
         return start, end, named
@@ -1071,12 +1179,15 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
             looks_secret(value) and entropy(value) >= 3.5
         )
         return (start, end, "secret-assignment") if ok else None
+    if kind == "v" and m.group("call") is not None and not (len(value) >= 16 or _generated(value)):
+        return None  # a setter's argument: `shareWithKey('0x1234invalid')` is a test's
     if kind == "v":
         # a long random mixed-case value needs no digit (`qrBpqDsoaQHuZcKMNAfRkuPN`); after a
         # password's or a secret's name, twelve characters will do (`sqMgLj*olXCwYjn`)
         password = _PASSWORD_NAME.match(text, m.start()) is not None
         ok = looks_secret(
             value,
+            private=_PRIVATE_NAME.search(text, i, start) is not None,
             digitless_ok=len(value) >= (12 if password else 16)
             and not _DOTTED_NAME.fullmatch(value)
             and (
@@ -1107,6 +1218,23 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
         and not _HASH_REF.match(value)  # `sha256[:8]=ea46ca9a`: a digest quoted to name a key
     )
     return (start, end, "labelled-value") if ok else None
+
+
+_BACKSLASHES = _rx(r"\\{2,}")
+
+
+def _pair_value(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """The value of a `name: …KEY` / `value: …` pair, when it looks generated."""
+    if m.group(2) is not None:
+        start, end = m.span(2)
+    else:
+        trimmed = _trim_value(text, *m.span("bare"))
+        if trimmed is None or _code(text, *trimmed, ":"):
+            return None
+        start, end = trimmed
+    value = text[start:end]
+    digitless = len(value) >= 12 and _case_scattered(value)
+    return (start, end) if looks_secret(value, digitless_ok=digitless) else None
 
 
 def _long_mixed(value: str) -> bool:
@@ -1261,7 +1389,12 @@ def _code(text: str, start: int, end: int, sep: str) -> bool:
         return False
     if text[start] == "_" and not credential_mix(text[start:end]):
         return True
-    return sep != ":" and _DOTTED_NAME.fullmatch(text, start, end) is not None
+    # `a.b` is an attribute unless its parts are random (`QUFfz8.yN_lVFFGJ` in an INI file)
+    return (
+        sep != ":"
+        and _DOTTED_NAME.fullmatch(text, start, end) is not None
+        and not _case_scattered(text[start:end])
+    )
 
 
 _ENV_LINE = _rx(r"[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*=")
@@ -1370,7 +1503,7 @@ def _cli_password(value: str) -> bool:
     word = value.rstrip(".,;:!?)]}*'\"`")
     if word.isalpha() and not _MIXED_CASE.search(word):
         return False  # `--password secret`, `--password File`, `two-pass processing:`: words
-    return not _PATHLIKE.match(value)
+    return not _PATHLIKE.match(value) or _slash_base64(value)
 
 
 # --- provider tokens: the table in funes.secrets.providers -----------------------------------
@@ -1754,9 +1887,23 @@ def _candidate(rule: Rule, text: str, m: re.Match[str]) -> Cand | None:
         if found is None:
             return None
         s, e, detector = found
+    elif rule.group == "either":  # a quoted value (group 2) or a bare one
+        g = 2 if m.group(2) is not None else "bare"
+        s, e = m.span(g)
+        if rule.validate is not None and not rule.validate(text[s:e]):
+            return None
+        detector = rule.detector
+    elif rule.group == "pair":
+        pair = _pair_value(text, m)
+        if pair is None:
+            return None
+        s, e = pair
+        detector = rule.detector
     else:
         s, e = m.span(rule.group)
-        if s >= e or (rule.validate is not None and not rule.validate(text[s:e])):
+        if s >= e or (
+            rule.validate is not None and not rule.validate(_BACKSLASHES.sub("\\\\", text[s:e]))
+        ):
             return None
         detector = rule.detector
     return (s, e, rule.priority, detector)
