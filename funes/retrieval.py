@@ -720,24 +720,35 @@ class Searcher:
         return kept.shapes
 
     def _attach_neighbors(self, hits: list[Hit], window: int) -> None:
-        """Each hit's neighbouring turns (±``window`` seq, its own turn excluded), read in one
-        scan for all hits."""
+        """Each hit's neighbouring turns (±``window`` seq, its own turn excluded), read for
+        all hits at once: the seqs of the hits' sessions (the session index answers), then the
+        rows in the windows by row address. One filter on session and seq window together
+        was a scan of two columns of every row: 187 ms of CPU at 1M chunks, 26 this way."""
         # lazy: numpy stays off fast commands' start-up
-        from funes.store.memory import sql_str  # numpy: kept off this module's import
+        from funes.store.memory import sql_in  # numpy: kept off this module's import
 
         spans: dict[str, tuple[int, int]] = {}
         for h in hits:
             sid, seq = h.row["session_id"], h.row["seq"]
             lo, hi = spans.get(sid, (seq, seq))
             spans[sid] = (min(lo, seq), max(hi, seq))
-        cond = " OR ".join(
-            f"(session_id = {sql_str(sid)} AND seq >= {int(lo) - window} "
-            f"AND seq <= {int(hi) + window})"
-            for sid, (lo, hi) in sorted(spans.items())
-        )
+        if not spans:
+            return
+        mem = self.memory
+        t = mem.rows(sql_in("session_id", sorted(spans)), ("session_id", "seq"), addresses=True)
+        near_seq = [
+            a
+            for sid, q, a in zip(
+                t.column("session_id").to_pylist(),
+                t.column("seq").to_pylist(),
+                t.column("_rowaddr").to_pylist(),
+                strict=True,
+            )
+            if q is not None and spans[sid][0] - window <= q <= spans[sid][1] + window
+        ]
         cols = ("id", "session_id", "turn_uuid", "seq", "role", "block_type", "block_idx",
                 "split_idx", "text")  # fmt: skip
-        rows = self.memory.rows(cond, cols).to_pylist()
+        rows = mem.take(near_seq, cols)
         rows.sort(key=lambda r: (r["seq"] or 0, r["block_idx"] or 0, r["split_idx"] or 0))
         redaction.mask_for_serving(self.memory, rows, whole_blocks=True)
         # one line per neighbouring block (its first split chunk), at most NEIGHBOR_LINES on

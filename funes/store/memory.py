@@ -499,14 +499,20 @@ class Memory:
         where: str | None = None,
         columns: Sequence[str] = META_COLUMNS,
         fragments: Iterable[int] | None = None,
+        addresses: bool = False,
     ) -> pa.Table:
         """A projected scan (an Arrow table) for callers that filter by other facets;
-        ``fragments`` limits it to those table fragments (ids from :meth:`fragments`)."""
+        ``fragments`` limits it to those table fragments (ids from :meth:`fragments`);
+        ``addresses`` adds each row's ``_rowaddr`` (for :meth:`take`)."""
         if fragments is None:
+            if addresses:
+                return self._ds.to_table(columns=list(columns), filter=where, with_row_address=True)
             return self._scan(list(columns), where)
         want = set(fragments)
         frags = [f for f in self._ds.get_fragments() if f.fragment_id in want]
-        return self._ds.scanner(columns=list(columns), filter=where, fragments=frags).to_table()
+        return self._ds.scanner(
+            columns=list(columns), filter=where, fragments=frags, with_row_address=addresses
+        ).to_table()
 
     def fragments(self) -> dict[int, int]:
         """The table's fragments at this version, by id, with the rows each holds (appends add
