@@ -440,7 +440,18 @@ KINDS = (
         named_only=True,
     ),
 )
-KINDS = (*KINDS, *_table_kinds())
+KINDS = (
+    *KINDS,
+    *_table_kinds(),
+    Kind(
+        "braintree-access-token",
+        lambda r: (
+            f"access_token$production${_s(r, string.ascii_lowercase + string.digits, 16)}"
+            f"${_s(r, HEX, 32)}"
+        ),
+        ("BRAINTREE_ACCESS_TOKEN", "PAYPAL_TOKEN"),
+    ),
+)
 
 KIND_BY_DETECTOR = {k.detector: k for k in KINDS}
 

@@ -327,9 +327,85 @@ def code_cases(rng: random.Random) -> list[Case]:
     return out
 
 
+# "The password is X" as people write it, in twenty-odd languages
+PROSE = {
+    "it": ("la password è {v}", "la chiave API è {v}"),
+    "nl": ("het wachtwoord is {v}", "de API-sleutel is {v}"),
+    "pl": ("hasło to {v}", "hasło do bazy: {v}"),
+    "tr": ("şifre: {v}", "veritabanı şifresi: {v}"),
+    "sv": ("lösenordet är {v}",),
+    "ar": ("كلمة المرور هي {v}",),
+    "hi": ("पासवर्ड है {v}",),
+    "vi": ("mật khẩu là {v}", "mật khẩu: {v}"),
+    "id": ("kata sandi adalah {v}", "kata sandinya: {v}"),
+    "ms": ("kata laluan ialah {v}",),
+    "th": ("รหัสผ่านคือ {v}", "รหัสผ่าน: {v}"),
+    "he": ("הסיסמה היא {v}", "הסיסמה: {v}"),
+    "el": ("ο κωδικός πρόσβασης είναι {v}", "κωδικός: {v}"),
+    "cs": ("heslo je {v}", "heslo: {v}"),
+    "uk": ("пароль: {v}", "пароль — {v}"),
+    "da": ("adgangskoden er {v}",),
+    "no": ("passordet er {v}",),
+    "fi": ("salasana on {v}",),
+    "ro": ("parola este {v}",),
+    "hu": ("a jelszó: {v}",),
+    "ca": ("la contrasenya és {v}",),
+    "fa": ("رمز عبور: {v}",),
+    "en": ("the password for the staging box is {v}", "use this password: {v}",
+           "DB password -> {v}"),
+}  # fmt: skip
+
+
+def prose_cases(rng: random.Random) -> list[Case]:
+    out: list[Case] = []
+    for lang, forms in PROSE.items():
+        for k, form in enumerate(forms):
+            what, v = rng.choice(
+                [("alnum", lambda: s(rng, ALNUM, rng.choice([14, 16, 20, 24]))),
+                 # (`;x:`, `,x:` inside a value in prose read as its next field: a known gap)
+                 ("punct", lambda: punct_password(rng, rng.choice(["brackets", "marks",
+                                                                   "operators"])))]
+            )  # fmt: skip
+            v = v()
+            out.append((f"prose-{lang}-{k}-{what}", form.format(v=v), frags(v)))
+    return out
+
+
+# Provider formats from their documentation, with random bodies
+PROVIDERS: dict[str, Callable[[random.Random], str]] = {
+    "supabase-pat": lambda r: "sbp_" + s(r, HEX, 40),
+    "langsmith": lambda r: f"lsv2_{r.choice(['pt', 'sk'])}_{s(r, HEX, 32)}_{s(r, HEX, 10)}",
+    "pinecone": lambda r: f"pcsk_{s(r, ALNUM, 6)}_{s(r, ALNUM, 60)}",
+    "tavily": lambda r: "tvly-" + r.choice(["", "dev-", "prod-"]) + s(r, ALNUM, 32),
+    "firecrawl": lambda r: "fc-" + s(r, HEX, 32),
+    "circleci": lambda r: f"CCIPAT_{s(r, ALNUM, 22)}_{s(r, HEX, 40)}",
+    "mailersend": lambda r: "mlsn." + s(r, HEX, 64),
+    "posthog-personal": lambda r: "phx_" + s(r, ALNUM, 47),
+    "contentful": lambda r: "CFPAT-" + s(r, B64URL, 43),
+    "deno-deploy": lambda r: "ddp_" + s(r, ALNUM, 36),
+    "cerebras": lambda r: "csk-" + s(r, LOWER + DIGITS, 48),
+    "honeycomb": lambda r: "hcaik_" + s(r, LOWER + DIGITS, 58),
+    "braintree": lambda r: f"access_token$production${s(r, LOWER + DIGITS, 16)}${s(r, HEX, 32)}",
+    "neon": lambda r: "napi_" + s(r, LOWER + DIGITS, 64),
+}
+
+
+def provider_cases(rng: random.Random) -> list[Case]:
+    out: list[Case] = []
+    for name, make in PROVIDERS.items():
+        v = make(rng)
+        place = rng.choice(["here is the new key {v} for the bot", "curl -H 'X-Key: {v}' $URL",
+                            "{v}", '{{"k": "{v}"}}'])  # fmt: skip
+        body = max(re.split(r"[-_.$]", v), key=len)
+        out.append((f"provider-{name}", place.format(v=v), sorted({v, body})))
+    return out
+
+
 KINDS: dict[str, Callable[[random.Random], list[Case]]] = {
     "lead-probe": lead_probe,
     "code": code_cases,
+    "prose": prose_cases,
+    "providers": provider_cases,
 }
 
 

@@ -500,11 +500,13 @@ _PROSE_NAMES: tuple[str, ...] = (
     # Italian, Dutch, Polish, Turkish, Swedish, Arabic, Hindi
     "chiave api", "chiave segreta", "chiave privata", "wachtwoord", "api-sleutel",
     "api sleutel", "geheime sleutel", "hasło", "klucz api", "klucz prywatny", "tajny klucz",
-    "şifre", "parola", "api anahtarı", "gizli anahtar", "lösenord", "lösenordet",
+    "şifre", "şifresi", "parola", "parolası", "api anahtarı", "gizli anahtar", "lösenord",
+    "lösenordet",
     "api-nyckel", "hemlig nyckel", "كلمة المرور", "كلمة السر", "مفتاح api", "पासवर्ड",
     "एपीआई कुंजी",
     # Vietnamese, Indonesian and Malay, Thai, Hebrew, Greek, Czech, Ukrainian
-    "mật khẩu", "khóa api", "khoá api", "khóa bí mật", "kata sandi", "kata laluan",
+    "mật khẩu", "khóa api", "khoá api", "khóa bí mật", "kata sandi", "kata sandinya",
+    "kata laluan",
     "kunci api", "kunci rahasia", "รหัสผ่าน", "คีย์ api", "סיסמה", "סיסמא", "מפתח api",
     "κωδικός πρόσβασης", "κωδικός", "συνθηματικό", "κλειδί api", "heslo", "klíč api",
     "api klíč", "tajný klíč", "ключ api", "секретний ключ",
@@ -1040,6 +1042,14 @@ RULES: tuple[Rule, ...] = (
         priority=30,
         lower=True,
     ),
+    Rule(  # Braintree and PayPal access tokens: `access_token$production$<id>$<32 hex>`
+        "braintree-access-token",
+        _rx(r"access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}(?![0-9a-f])"),
+        ("$production$", "$sandbox$"),
+        validate=lambda v: entropy(v.rsplit("$", 1)[-1]) >= 3.0,
+        priority=10,
+        lower=True,
+    ),
     Rule(  # SQL: `IDENTIFIED BY '…'`, `WITH PASSWORD '…'`, `LOGIN PASSWORD '…'`,
         # `SET PASSWORD FOR 'u'@'h' = '…'`, `ALTER LOGIN x WITH PASSWORD = '…'`
         "secret-assignment",
@@ -1327,7 +1337,9 @@ def _prose_value(value: str, verb: bool) -> bool:
     if _IDENTIFIER.fullmatch(value) or _HASH_REF.match(value):
         return False
     field = _FIELD.match(value)
-    if field is not None and not _generated(value[field.end() :]):
+    if field is not None and not (
+        _generated(value[field.end() :]) or _case_scattered(value[field.end() :])
+    ):
         return False
     return entropy(value) >= min(_labelled_entropy(value), 3.2)
 

@@ -286,6 +286,21 @@ PROVIDERS: tuple[Provider, ...] = (
     P("lob-pub-api-key", ("live_pub_", "test_pub_"), HEX + "{31}", ("lob-pub-api-key",)),
     P("launchdarkly-access-token", ("api-", "sdk-"), HEX + "{8}-" + HEX + "{4}-" + HEX + "{4}-"
       + HEX + "{4}-" + HEX + "{12}", ("launchdarkly-access-token",), priority=12),
+    # --- written from the providers' documentation, with no gitleaks rule ---------------------
+    P("supabase-access-token", "sbp_", HEX + "{40}"),
+    P("supabase-secret-key", "sb_secret_", B64U + "{20,64}", tail="[A-Za-z0-9_-]"),
+    P("langsmith-api-key", ("lsv2_pt_", "lsv2_sk_"), HEX + "{32}_" + HEX + "{10}"),
+    P("pinecone-api-key", "pcsk_", AN + "{4,8}_" + AN + "{40,80}"),
+    P("tavily-api-key", "tvly-", "(?:dev-|prod-)?" + AN + "{32}"),
+    P("firecrawl-api-key", "fc-", HEX + "{32}"),
+    P("circleci-token", ("CCIPAT_", "CCIPRJ_"), AN + "{20,24}_" + HEX + "{40}"),
+    P("mailersend-api-token", "mlsn.", HEX + "{64}"),
+    P("posthog-personal-api-key", "phx_", AN + "{40,50}"),
+    P("contentful-token", "CFPAT-", B64U + "{43}", tail="[A-Za-z0-9_-]"),
+    P("deno-deploy-token", ("ddp_", "ddw_"), AN + "{36}"),
+    P("cerebras-api-key", "csk-", ANL + "{48}"),
+    P("honeycomb-api-key", ("hcaik_", "hcxik_", "hcamk_"), ANL + "{58}"),
+    P("neon-api-key", "napi_", ANL + "{64}"),
 )  # fmt: skip
 
 
