@@ -10,7 +10,7 @@ with any finding is held back entirely — every one of its rows, sent or not. N
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from funes.store.memory import Memory
 
 BlockKey = tuple[str, str, int]
+# Rows of text read and scanned at a time (one scanner run each): about 15 MB of text.
+GATE_ROWS = 10_000
 
 
 @dataclass
@@ -32,8 +34,14 @@ class GateResult:
         return ", ".join(f"{d}×{n}" for d, n in sorted(self.detectors.items()))
 
 
-def scan(memory: Memory, ids: Sequence[str]) -> GateResult:
-    # lazy: funes.chunking, the detectors' patterns, funes.secrets.scanner and numpy stay off fast commands' start-up
+def scan(memory: Memory, ids: Sequence[str], batch_rows: int = GATE_ROWS) -> GateResult:
+    """Gate ``ids``: their sessions are read and scanned ``batch_rows`` rows at a time (whole
+    sessions, so every block is whole), one scanner run per batch — the memory held is one
+    batch's, however many rows are pushed."""
+    # lazy: funes.chunking, the detectors' patterns, funes.secrets.scanner, pyarrow and numpy stay off fast commands' start-up
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     from funes.chunking import reassemble
     from funes.secrets import find
     from funes.secrets.scanner import scan_texts
@@ -41,36 +49,64 @@ def scan(memory: Memory, ids: Sequence[str]) -> GateResult:
 
     if not ids:
         return GateResult([], [])
+    want = set(ids)
+    sessions = memory.rows(columns=("id", "session_id"))
+    wanted = pc.is_in(sessions.column("id"), value_set=pa.array(list(want), pa.utf8()))
+    mine = pc.unique(sessions.column("session_id").filter(wanted)).fill_null("")
+    per = pc.value_counts(sessions.column("session_id").fill_null(""))
+    del sessions, wanted
+    rows_of = dict(
+        zip(per.field("values").to_pylist(), per.field("counts").to_pylist(), strict=True)
+    )
+    res = GateResult([], [])
+    held: set[str] = set()
     cols = ("id", "session_id", "turn_uuid", "block_idx", "split_idx", "text")
-    want = memory.fetch(list(ids), cols)
-    by_id = {r["id"]: _key(r) for r in want}
-    sessions = sorted({k[0] for k in by_id.values()})
-    wanted = set(by_id.values())
-    pieces: dict[BlockKey, list[tuple[int, str]]] = {}
-    for i in range(0, len(sessions), 500):
-        t = memory.rows(sql_in("session_id", sessions[i : i + 500]), columns=cols)
+    for group in _batches(sorted(mine.to_pylist()), rows_of, batch_rows):
+        pieces: dict[BlockKey, list[tuple[int, str]]] = {}
+        members: dict[BlockKey, list[str]] = {}
+        t = memory.rows(_sessions_where(group, sql_in), columns=cols)
         for r in t.to_pylist():
             k = _key(r)
-            if k in wanted:
-                pieces.setdefault(k, []).append((r["split_idx"] or 0, r["text"] or ""))
-    blocks = {k: reassemble([t for _, t in sorted(v)]) for k, v in pieces.items()}
-    keys = list(blocks)
-    texts = {str(n): blocks[k] for n, k in enumerate(keys)}
-    found: dict[BlockKey, set[str]] = {}
-    for n, k in enumerate(keys):
-        for builtin in find(texts[str(n)]):
-            found.setdefault(k, set()).add(builtin.detector)
-    for scanned in scan_texts(texts, workdir=memory.path):
-        found.setdefault(keys[int(scanned.key)], set()).add(scanned.detector)
-    res = GateResult([], [])
+            pieces.setdefault(k, []).append((r["split_idx"] or 0, r["text"] or ""))
+            if r["id"] in want:
+                members.setdefault(k, []).append(r["id"])
+        del t
+        keys = list(members)  # the blocks of rows to push, whole
+        texts = {str(n): reassemble([t for _, t in sorted(pieces[k])]) for n, k in enumerate(keys)}
+        del pieces
+        found: dict[BlockKey, set[str]] = {}
+        for n, k in enumerate(keys):
+            for builtin in find(texts[str(n)]):
+                found.setdefault(k, set()).add(builtin.detector)
+        for scanned in scan_texts(texts, workdir=memory.path):
+            found.setdefault(keys[int(scanned.key)], set()).add(scanned.detector)
+        for k, detectors in found.items():
+            held.update(members[k])
+            res.blocks_held += 1
+            res.detectors.update(detectors)
     for cid in ids:
-        bk = by_id.get(cid)
-        (res.held if bk is not None and bk in found else res.clean).append(cid)
-    touched = {by_id[i] for i in res.held}
-    res.blocks_held = len(touched)
-    for k in touched:
-        res.detectors.update(found[k])
+        (res.held if cid in held else res.clean).append(cid)
     return res
+
+
+def _batches(sessions: list[str], rows_of: dict[str, int], limit: int) -> Iterator[list[str]]:
+    """``sessions`` in groups of at most ``limit`` rows (a larger session alone)."""
+    group: list[str] = []
+    n = 0
+    for s in sessions:
+        if group and n + rows_of.get(s, 0) > limit:
+            yield group
+            group, n = [], 0
+        group.append(s)
+        n += rows_of.get(s, 0)
+    if group:
+        yield group
+
+
+def _sessions_where(group: list[str], sql_in: Callable[[str, Iterable[str]], str]) -> str:
+    # a row whose session is null is grouped under "" (as _key does)
+    where = sql_in("session_id", group)
+    return f"({where} OR session_id IS NULL)" if "" in group else where
 
 
 def _key(r: dict) -> BlockKey:

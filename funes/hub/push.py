@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from funes.store.memory import Memory
 
 MAX_RETRIES = 10
+# Rows read, converted and written at a time: the push's memory is one batch's, whatever the
+# memory's size (each row's vector is ~12 KB as Python floats).
+PUSH_BATCH = 2_000
 
 
 class NothingPublished(FunesError):
@@ -301,10 +304,23 @@ def _ids(work: Path) -> set[str]:
 
 def _append(local: Memory, work: Path, ids: list[str], create_table: bool) -> None:
     # lazy: numpy stays off fast commands' start-up
-    from funes.store.memory import META_COLUMNS, open_memory
+    from funes.store.memory import open_memory
 
     target = open_memory(work, create=create_table, model=local.model)
-    rows = local.fetch(ids, [*META_COLUMNS, "vector"])
-    chunks = [Chunk.from_row(r) for r in rows]
     with target.writer(interactive=False) as w:
-        w.append(chunks)
+        w.append_batches(_chunks(local, ids))
+
+
+def _chunks(local: Memory, ids: list[str], batch: int = PUSH_BATCH) -> Iterator[list[Chunk]]:
+    """The local rows of ``ids`` as chunks, in table order, ``batch`` rows read at a time."""
+    # lazy: pyarrow stays off fast commands' start-up
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from funes.store.memory import COLUMNS
+
+    want = pa.array(ids, pa.utf8())
+    for b in local.scan_batches(COLUMNS, batch):
+        b = b.filter(pc.is_in(b.column("id"), value_set=want))
+        if b.num_rows:
+            yield [Chunk.from_row(r) for r in b.to_pylist()]

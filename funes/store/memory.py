@@ -514,6 +514,20 @@ class Memory:
             columns=list(columns), filter=where, fragments=frags, with_row_address=addresses
         ).to_table()
 
+    def scan_batches(self, columns: Sequence[str], batch_size: int) -> Iterator[pa.RecordBatch]:
+        """Every row's ``columns``, ``batch_size`` rows at a time in table order: a whole-table
+        read whose memory does not grow with the table (`funes push`, `funes scrub`)."""
+        scanner = self._ds.scanner(
+            columns=list(columns),
+            batch_size=batch_size,
+            batch_readahead=1,
+            fragment_readahead=1,
+            io_buffer_size=32 << 20,
+        )
+        for b in scanner.to_batches():
+            if b.num_rows:
+                yield b
+
     def fragments(self) -> dict[int, int]:
         """The table's fragments at this version, by id, with the rows each holds (appends add
         fragments; a delete takes rows from one; a compaction puts rows in new ones)."""
@@ -701,6 +715,57 @@ class MemoryWriter:
         self.memory.lexical.append([c.id for c in new], _lexical_texts(new, redacted))
         self.memory.lexical.commit(self.memory.version)
         return len(new)
+
+    def append_batches(self, batches: Iterable[Sequence[Chunk]], redacted: bool = False) -> int:
+        """:meth:`append` of chunks that arrive a batch at a time, still in one table commit
+        (and one index commit): the table write streams the batches as they come, and each
+        becomes a lexical segment (merged as appends are), so the memory held is one batch's,
+        not the whole run's (`funes push`: 3.3 GB at 100k chunks appended at once). Returns the
+        number written."""
+        # lazy: pyarrow stays off fast commands' start-up
+        import pyarrow as pa
+
+        ids = self.ids
+        added: list[str] = []
+        pairs: list[tuple[str, str | None]] = []
+        waiting = 0
+
+        def arrow() -> Iterator[pa.RecordBatch]:
+            nonlocal waiting
+            for chunks in batches:
+                new = [c for c in chunks if c.id not in ids]
+                if not new:
+                    continue
+                if not redacted and not added:  # before the first row lands
+                    redaction.invalidate(self.memory.path)
+                for c in new:
+                    ids.add(c.id)
+                    added.append(c.id)
+                data = chunks_to_arrow(new, self.memory)
+                pairs.extend((c.session_id, c.harness) for c in new)
+                waiting += sum(1 for c in new if waits(c, self.memory.tool_results))
+                # Not committed: the manifest written after the table commit names them.
+                self.memory.lexical.append([c.id for c in new], _lexical_texts(new))
+                yield from data.to_batches()
+
+        stream = arrow()
+        first = next(stream, None)  # nothing new: no commit at all
+        if first is None:
+            return 0
+        before = self._counts_before()
+        try:
+            self._table.add(pa.RecordBatchReader.from_batches(first.schema, _chain(first, stream)))
+        except BaseException:
+            for i in added:
+                ids.discard(i)
+            self.memory.lexical = LexicalIndex.open(self.memory.path / "lexical")
+            raise
+        self.memory.reload()
+        if before is not None:
+            before.add_rows(pairs, waiting)
+        self._counts_after(before)
+        self.memory.lexical.commit(self.memory.version)
+        return len(added)
 
     def replace(self, remove: Sequence[str], chunks: Sequence[Chunk]) -> None:
         """Remove the rows ``remove`` and store ``chunks`` in their place, in one table commit
@@ -1012,6 +1077,11 @@ def _pylist(t: pa.Table, dim: int) -> list[dict[str, Any]]:
     for r, v, ok in zip(rows, mat, valid, strict=True):
         r["vector"] = v if ok else None
     return rows
+
+
+def _chain(first: T, rest: Iterator[T]) -> Iterator[T]:
+    yield first
+    yield from rest
 
 
 def waits(chunk: Chunk, tool_results: str = "all") -> bool:

@@ -29,6 +29,7 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -124,6 +125,9 @@ class HubServer:
         # all of them were built on the same head, so all but the first get 412).
         self.commit_barrier = 0
         self._arrived = 0
+        # Called with each request's path before it is answered, while the client waits for it
+        # (a test reads the client's memory high-water mark at its preupload, say).
+        self.on_request: Callable[[str], None] | None = None
         self._cond = threading.Condition()
         self._port = port
         self._httpd: ThreadingHTTPServer | None = None
@@ -249,6 +253,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self, method: str) -> None:
         body = self._body()  # always consumed, even when we answer with an error
+        if self.hub.on_request is not None:
+            self.hub.on_request(self.path)
         user = self._user()
         status, headers, payload = 500, {}, b""
         try:
