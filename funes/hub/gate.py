@@ -10,7 +10,7 @@ with any finding is held back entirely — every one of its rows, sent or not. N
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -45,26 +45,22 @@ def scan(memory: Memory, ids: Sequence[str], batch_rows: int = GATE_ROWS) -> Gat
     from funes.chunking import reassemble
     from funes.secrets import find
     from funes.secrets.scanner import scan_texts
-    from funes.store.memory import sql_in
 
     if not ids:
         return GateResult([], [])
     want = set(ids)
-    sessions = memory.rows(columns=("id", "session_id"))
-    wanted = pc.is_in(sessions.column("id"), value_set=pa.array(list(want), pa.utf8()))
-    mine = pc.unique(sessions.column("session_id").filter(wanted)).fill_null("")
-    per = pc.value_counts(sessions.column("session_id").fill_null(""))
-    del sessions, wanted
-    rows_of = dict(
-        zip(per.field("values").to_pylist(), per.field("counts").to_pylist(), strict=True)
+    table = memory.rows(columns=("id", "session_id"))
+    mine = table.column("session_id").filter(
+        pc.is_in(table.column("id"), value_set=pa.array(list(want), pa.utf8()))
     )
+    sessions = set(mine.fill_null("").to_pylist())
+    del table, mine
     res = GateResult([], [])
     held: set[str] = set()
     cols = ("id", "session_id", "turn_uuid", "block_idx", "split_idx", "text")
-    for group in _batches(sorted(mine.to_pylist()), rows_of, batch_rows):
+    for t in memory.by_sessions(cols, batch_rows, sessions):
         pieces: dict[BlockKey, list[tuple[int, str]]] = {}
         members: dict[BlockKey, list[str]] = {}
-        t = memory.rows(_sessions_where(group, sql_in), columns=cols)
         for r in t.to_pylist():
             k = _key(r)
             pieces.setdefault(k, []).append((r["split_idx"] or 0, r["text"] or ""))
@@ -72,7 +68,7 @@ def scan(memory: Memory, ids: Sequence[str], batch_rows: int = GATE_ROWS) -> Gat
                 members.setdefault(k, []).append(r["id"])
         del t
         keys = list(members)  # the blocks of rows to push, whole
-        texts = {str(n): reassemble([t for _, t in sorted(pieces[k])]) for n, k in enumerate(keys)}
+        texts = {str(n): reassemble([x for _, x in sorted(pieces[k])]) for n, k in enumerate(keys)}
         del pieces
         found: dict[BlockKey, set[str]] = {}
         for n, k in enumerate(keys):
@@ -87,26 +83,6 @@ def scan(memory: Memory, ids: Sequence[str], batch_rows: int = GATE_ROWS) -> Gat
     for cid in ids:
         (res.held if cid in held else res.clean).append(cid)
     return res
-
-
-def _batches(sessions: list[str], rows_of: dict[str, int], limit: int) -> Iterator[list[str]]:
-    """``sessions`` in groups of at most ``limit`` rows (a larger session alone)."""
-    group: list[str] = []
-    n = 0
-    for s in sessions:
-        if group and n + rows_of.get(s, 0) > limit:
-            yield group
-            group, n = [], 0
-        group.append(s)
-        n += rows_of.get(s, 0)
-    if group:
-        yield group
-
-
-def _sessions_where(group: list[str], sql_in: Callable[[str, Iterable[str]], str]) -> str:
-    # a row whose session is null is grouped under "" (as _key does)
-    where = sql_in("session_id", group)
-    return f"({where} OR session_id IS NULL)" if "" in group else where
 
 
 def _key(r: dict) -> BlockKey:

@@ -47,6 +47,9 @@ BUILTIN_ONLY = "builtin-only"
 BUSY = "another funes memory operation is in progress; retry once it finishes"
 # Characters of block text per scanner run: bounds the scanner's temporary files.
 SCAN_BATCH_CHARS = 32_000_000
+# Rows read and judged at a time (whole sessions): the scrub's memory is one batch's, not the
+# memory's (677 MB, + 253 MB of scanner, at 100k chunks read at once).
+BATCH_ROWS = 10_000
 
 BlockKey = tuple[str, str, int]
 
@@ -117,8 +120,7 @@ def scrub(
         return report
     with _writer(mem) as w:
         step("scanning")
-        blocks = _plan(mem, scanner, report)
-        dirty = [b for b in blocks if b.drop or b.new_text is not None]
+        dirty = _plan(mem, scanner, report)
         if dirty:
             chunks = _rechunk([b for b in dirty if not b.drop])
             step("re-embedding")
@@ -180,9 +182,38 @@ def _has_history(mem: Memory) -> bool:
 
 
 def _plan(mem: Memory, scanner: str, report: ScrubReport) -> list[_Block]:
-    """Every stored block, with what scrub does to it; fills in the report's counts."""
-    rows = mem.rows(columns=META_COLUMNS).to_pylist()
-    report.rows = len(rows)
+    """The blocks scrub changes (redacted or dropped), every stored block judged by
+    :func:`_judge` whole sessions at a time (:data:`BATCH_ROWS` rows), so what is held is one
+    batch and the blocks that change; fills in the report's counts."""
+    dirty: list[_Block] = []
+    redacted: Counter[str] = Counter()
+    dropped: Counter[str] = Counter()
+    for t in mem.by_sessions(META_COLUMNS, BATCH_ROWS):
+        rows = t.to_pylist()
+        del t
+        report.rows += len(rows)
+        blocks = _blocks(rows)
+        del rows
+        report.blocks += len(blocks)
+        _judge(blocks, scanner, mem.path)
+        for b in blocks:
+            if b.drop:
+                report.dropped_blocks += 1
+                report.dropped_rows += len(b.rows)
+                dropped.update(set(b.found) or {"unknown"})
+            elif b.new_text is not None:
+                report.redacted_blocks += 1
+                redacted.update(b.found)
+            else:
+                continue
+            report.rows_removed += len(b.rows)
+            dirty.append(b)
+    report.redacted = dict(sorted(redacted.items()))
+    report.dropped = dict(sorted(dropped.items()))
+    return dirty
+
+
+def _blocks(rows: list[dict[str, Any]]) -> list[_Block]:
     grouped: dict[BlockKey, list[dict[str, Any]]] = {}
     for r in rows:
         key = (r["session_id"] or "", r["turn_uuid"] or "", int(r["block_idx"] or 0))
@@ -191,8 +222,11 @@ def _plan(mem: Memory, scanner: str, report: ScrubReport) -> list[_Block]:
     for key, rs in grouped.items():
         rs.sort(key=lambda r: int(r["split_idx"] or 0))
         blocks.append(_Block(key, rs, reassemble(r["text"] or "" for r in rs)))
-    report.blocks = len(blocks)
+    return blocks
 
+
+def _judge(blocks: list[_Block], scanner: str, workdir: Path) -> None:
+    """Decide each block's fate: ``new_text`` (redacted) or ``drop``; clean ones untouched."""
     # 1. The built-in detectors, whose spans are exact.
     stage: dict[int, str] = {}
     for i, b in enumerate(blocks):
@@ -202,7 +236,7 @@ def _plan(mem: Memory, scanner: str, report: ScrubReport) -> list[_Block]:
     # 2. The scanner, over what the built-ins left; then once more over what it redacted.
     if scanner != BUILTIN_ONLY:
         rescan: dict[int, str] = {}
-        for i, spans in _scan(stage, scanner, mem.path).items():
+        for i, spans in _scan(stage, scanner, workdir).items():
             if any(sp is None for _, sp in spans):
                 blocks[i].drop = True
                 blocks[i].found.update(d for d, _ in spans)
@@ -210,7 +244,7 @@ def _plan(mem: Memory, scanner: str, report: ScrubReport) -> list[_Block]:
             blocks[i].found.update(d for d, _ in spans)
             stage[i] = _excise(stage[i], [(sp, d) for d, sp in spans if sp is not None])
             rescan[i] = stage[i]
-        for i in _scan(rescan, scanner, mem.path):
+        for i in _scan(rescan, scanner, workdir):
             blocks[i].drop = True
     for i, b in enumerate(blocks):
         if b.drop:
@@ -219,23 +253,6 @@ def _plan(mem: Memory, scanner: str, report: ScrubReport) -> list[_Block]:
             b.drop = True
         elif stage[i] != b.text:
             b.new_text = stage[i]
-
-    redacted: Counter[str] = Counter()
-    dropped: Counter[str] = Counter()
-    for b in blocks:
-        if b.drop:
-            report.dropped_blocks += 1
-            report.dropped_rows += len(b.rows)
-            dropped.update(set(b.found) or {"unknown"})
-        elif b.new_text is not None:
-            report.redacted_blocks += 1
-            redacted.update(b.found)
-        else:
-            continue
-        report.rows_removed += len(b.rows)
-    report.redacted = dict(sorted(redacted.items()))
-    report.dropped = dict(sorted(dropped.items()))
-    return blocks
 
 
 def _scan(texts: dict[int, str], scanner: str, workdir: Path) -> dict[int, list[tuple[str, Any]]]:

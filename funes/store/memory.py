@@ -73,6 +73,9 @@ INDEX_STALE = 0.1
 # column: +400 MB of RSS per 256-vector commit at 120k rows, growing with the table; with it
 # ≈ 1 ms-order lookups and a bounded peak, measured).
 ID_INDEX_ROWS = 5_000
+# Lance's compaction in bounded memory: one thread, 1,024-row batches (its defaults, a thread
+# per core reading with its default I/O buffer, peaked at 4.8 GB compacting a million rows).
+COMPACTION = {"target_rows_per_fragment": 1 << 20, "num_threads": 1, "batch_size": 1024}
 ID_INDEX = "id_idx"
 # A writer asks the table which of a batch's ids it holds (≈ 0.09 s of CPU per 1,000 ids at 1M
 # rows) until it has asked about this many, and only then loads every stored id once (IdSet:
@@ -528,6 +531,36 @@ class Memory:
             if b.num_rows:
                 yield b
 
+    def by_sessions(
+        self, columns: Sequence[str], batch_rows: int, sessions: Iterable[str] | None = None
+    ) -> Iterator[pa.Table]:
+        """The rows of whole sessions (every session, or those named; a null session id is
+        ``""``), sessions in sorted order, about ``batch_rows`` rows per table (a larger session
+        alone): a read of every block whole whose memory does not grow with the memory's size
+        (`funes scrub`, push's gate)."""
+        # lazy: pyarrow stays off fast commands' start-up
+        import pyarrow.compute as pc
+
+        col = self._scan(["session_id"]).column("session_id").fill_null("")
+        per = pc.value_counts(col)
+        del col
+        rows_of = dict(
+            zip(per.field("values").to_pylist(), per.field("counts").to_pylist(), strict=True)
+        )
+        names = sorted(rows_of if sessions is None else set(sessions) & rows_of.keys())
+        group: list[str] = []
+        n = 0
+        for name in [*names, None]:
+            if group and (name is None or n + rows_of[name] > batch_rows):
+                where = sql_in("session_id", group)
+                if "" in group:
+                    where = f"({where} OR session_id IS NULL)"
+                yield self._scan(list(columns), where)
+                group, n = [], 0
+            if name is not None:
+                group.append(name)
+                n += rows_of[name]
+
     def fragments(self) -> dict[int, int]:
         """The table's fragments at this version, by id, with the rows each holds (appends add
         fragments; a delete takes rows from one; a compaction puts rows in new ones)."""
@@ -814,15 +847,31 @@ class MemoryWriter:
         self.memory.lexical.commit(self.memory.version)
 
     def _purge_table(self) -> None:
+        # Every fragment that lost a row is rewritten (Lance's default leaves one alone below
+        # 10 % of rows deleted, and their bytes on disk), a batch at a time: the whole table
+        # read and written back peaked with the memory's size.
+        self._compact(deletions=0.0)
+        self._cleanup(timedelta(0), delete_unverified=True)
+
+    def _compact(self, deletions: float | None = None) -> None:
+        """Compact the table's fragments in bounded memory (:data:`COMPACTION`); ``deletions``:
+        the fraction of a fragment's rows deleted from which it is rewritten without them."""
+        ds = _dataset(self.memory.path)
+        opts: dict[str, Any] = dict(COMPACTION)
+        if deletions is not None:
+            opts["materialize_deletions_threshold"] = deletions
+        ds.optimize.compact_files(**opts)
+        self._table.checkout_latest()
+        self.memory.reload()
+
+    def _cleanup(self, older_than: timedelta, delete_unverified: bool = False) -> None:
+        """Remove table versions older than ``older_than`` and the files only they name."""
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "cleanup_older_than=0 removes every version"
-            self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
-            if deletion_files(self.memory.path):
-                # Compaction leaves a large fragment with few deleted rows as it is; rewriting
-                # the table is the only way to drop those rows' bytes.
-                whole = self._table.to_arrow()
-                self._table.add(whole, mode="overwrite", on_bad_vectors="null")
-                self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+            warnings.simplefilter("ignore")  # "older_than=0 removes every version"
+            _dataset(self.memory.path).cleanup_old_versions(
+                older_than=older_than, delete_unverified=delete_unverified
+            )
+        self._table.checkout_latest()
 
     def set_vectors(self, ids: Sequence[str], vectors: np.ndarray, waited: bool = False) -> None:
         """Store vectors for existing rows (one commit). ``waited``: the caller knows each of
@@ -1042,7 +1091,11 @@ class MemoryWriter:
                 report["ann_s"] = round(time.monotonic() - t0, 2)
             step("compacting the table")
             t0 = time.monotonic()
-            self._table.optimize(cleanup_older_than=cleanup_older_than)
+            self._compact()
+            # Rows appended or rewritten since an index was built folded into it (the vector
+            # index was just rebuilt when it was due).
+            _dataset(self.memory.path).optimize.optimize_indices()
+            self._cleanup(cleanup_older_than)
             report["table_s"] = round(time.monotonic() - t0, 2)
         finally:
             building.release()
