@@ -354,6 +354,7 @@ FINDINGS_DIGEST = {
     "6": "e0361b779e349638",  # password hashes, auth pairs, digitless passwords, more languages
     "7": "e0361b779e349638",  # code of 17 languages: SQL, PowerShell, env pairs; not here
     "8": "93c014cc0bf63370",  # 14 provider formats, Braintree, prose inflections
+    "9": "93c014cc0bf63370",  # curl `user:` passwords starting with `-` (not in the digest corpus)
 }
 
 
@@ -372,4 +373,15 @@ def test_the_rules_version_is_raised_when_what_the_rules_find_changes() -> None:
     assert FINDINGS_DIGEST.get(RULES_VERSION) == findings_digest(), (
         "the rules find something else than this RULES_VERSION did: raise RULES_VERSION in "
         "funes/secrets/version.py and record the new digest in FINDINGS_DIGEST"
+    )
+
+
+@pytest.mark.parametrize("flags", ["-u", "-su", "-s -u", "--user"])
+@pytest.mark.parametrize("password", ["-64A0NBLw5JqjT2wdi~k", "--Xk29fLq7Pz", "-a1QvR8.Lm2pQ"])
+def test_a_curl_password_after_the_user_may_start_with_a_dash(flags: str, password: str) -> None:
+    """After `user:` the value is the password, whatever it starts with: a leading `-` there is
+    not the next option (a seeded password beginning with one was pushed past the gate)."""
+    text = f"curl {flags} admin:{password} https://jenkins.example.com/api/json"
+    assert redact(text) == (
+        f"curl {flags} admin:[REDACTED:cli-password] https://jenkins.example.com/api/json"
     )

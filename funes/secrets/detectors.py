@@ -813,7 +813,8 @@ RULES: tuple[Rule, ...] = (
         ("curl",),
         anchors=(("curl", 0),),
         group=1,
-        validate=lambda v: _cli_password(v),
+        # after `user:` a leading `-` is the password's, not the next option's
+        validate=lambda v: _cli_password(v, option_may_follow=False),
         priority=25,
         lower=True,
     ),
@@ -1512,10 +1513,11 @@ def _byte_array(value: str) -> bool:
 _SHELL_REF = _rx(r"^[$%]|\$\{[^}\s]*\}|\$\([^)\s]*\)|%[A-Za-z_][A-Za-z0-9_]{2,}%|\{\{")
 
 
-def _cli_password(value: str) -> bool:
+def _cli_password(value: str, option_may_follow: bool = True) -> bool:
     """A password given on a command line is a secret by place: anything but a reference to
-    one (`$PASS`, `%PASS%`, `{{ secret }}`), a placeholder, or the next option."""
-    if value.startswith("-") or _SHELL_REF.search(value):
+    one (`$PASS`, `%PASS%`, `{{ secret }}`), a placeholder, or the next option (where one
+    may stand: not after curl's `user:`)."""
+    if (option_may_follow and value.startswith("-")) or _SHELL_REF.search(value):
         return False
     if len(value) < 6 or is_placeholder(value):
         return False
