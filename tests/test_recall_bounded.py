@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_ann_behind import rows
+from test_lexical import build
 
 from funes import retrieval
 from funes.models import LazyEmbedder
@@ -83,16 +84,6 @@ def zipf_docs(n: int, seed: int) -> list[tuple[str, str]]:
         words = rng.choices(vocab, weights, k=rng.randint(1, 30))
         docs.append((f"{i:016x}", " ".join(words)))
     return docs
-
-
-def build(root: Path, docs: list[tuple[str, str]], batches: int) -> LexicalIndex:
-    idx = LexicalIndex.open(root)
-    step = max(1, len(docs) // batches)
-    for i in range(0, len(docs), step):
-        part = docs[i : i + step]
-        idx.append([d for d, _ in part], [t for _, t in part])
-        idx.commit(i)
-    return LexicalIndex.open(root)
 
 
 words = st.sampled_from(COMMON + RARE + ("w1", "w7", "w33", "absent"))
