@@ -16,6 +16,11 @@ def pending_sources(memory: Path, home: Path | None = None, harness: str | None 
     if harness:
         src = sources.get_source(harness)
         units = [u for u in units if u.source == src]
+    # A unit the sweep could not read (a FIFO named like a transcript, a directory it cannot
+    # list) is skipped by every index run with its reason: counting it would ask for an index
+    # run that can never clear it.
     return sum(
-        not state.current(str(u.path), u.signature(), "tool_result", thinking=False) for u in units
+        not state.current(str(u.path), u.signature(), "tool_result", thinking=False)
+        for u in units
+        if u.error is None
     )
