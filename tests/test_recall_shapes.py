@@ -106,10 +106,10 @@ def reads_of(mem: Memory) -> list[tuple[str | None, Any]]:
     seen: list[tuple[str | None, Any]] = []
     rows = mem.rows
 
-    def spy(where: str | None = None, columns: Any = (), fragments: Any = None) -> Any:
+    def spy(where: str | None = None, columns: Any = (), fragments: Any = None, **more: Any) -> Any:
         if tuple(columns) == COLS:
             seen.append((where, fragments))
-        return rows(where, columns, fragments)
+        return rows(where, columns, fragments, **more)
 
     mem.rows = spy  # type: ignore[method-assign]
     return seen
