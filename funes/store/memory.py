@@ -988,31 +988,8 @@ class MemoryWriter:
         lexical index is told the new version, so neither `funes status` nor the next reader
         recounts or catches up.
         """
-        m = self.memory
         least = SESSION_INDEX_ROWS if min_rows is None else min_rows
-        rows = m.count()
-        if rows < least:
-            return False
-        if m.has_session_index():
-            # rows appended since the build: folded in (an incremental update of the index,
-            # committed like the build) once they are many enough to cost a reader
-            stale = m.unindexed_rows("session_id")
-            if not stale or stale < max(least, INDEX_STALE * rows):
-                return False
-            before = self._counts_before()
-            m._ds.optimize.optimize_indices(index_names=[SESSION_INDEX])
-        else:
-            before = self._counts_before()
-            # lazy: lancedb stays off fast commands' start-up
-            from lancedb.index import BTree
-
-            self._table.create_index(
-                "session_id", config=BTree(), name=SESSION_INDEX, replace=False
-            )
-        m.reload()
-        self._counts_after(before)
-        m.lexical.commit(m.version)
-        return True
+        return self._btree("session_id", SESSION_INDEX, self.memory.has_session_index(), least)
 
     def index_ids(self, min_rows: int = ID_INDEX_ROWS) -> bool:
         """Build the BTREE index on ``id`` when the table has none and holds at least
@@ -1024,22 +1001,28 @@ class MemoryWriter:
         15,000 vectors into a 120k-row table kept the peak under 600 MB, against 850 MB after
         3 commits without the index; at 1M rows every vector stored left recall's pool read
         by id scanning a million ids (0.44-0.59 s of CPU a cold recall)."""
+        return self._btree("id", ID_INDEX, self.memory.has_id_index(), min_rows)
+
+    def _btree(self, column: str, name: str, present: bool, least: int) -> bool:
+        """:meth:`index_sessions` and :meth:`index_ids`: build the BTREE index ``name`` on
+        ``column`` from ``least`` rows, or fold in the rows it does not cover once they are
+        :data:`INDEX_STALE` of the table (an incremental update, committed like the build)."""
         m = self.memory
         rows = m.count()
-        if rows < min_rows:
+        if rows < least:
             return False
-        if m.has_id_index():
-            stale = m.unindexed_rows("id")
-            if not stale or stale < max(min_rows, INDEX_STALE * rows):
+        if present:
+            stale = m.unindexed_rows(column)
+            if not stale or stale < max(least, INDEX_STALE * rows):
                 return False
             before = self._counts_before()
-            m._ds.optimize.optimize_indices(index_names=[ID_INDEX])
+            m._ds.optimize.optimize_indices(index_names=[name])
         else:
             # lazy: lancedb stays off fast commands' start-up
             from lancedb.index import BTree
 
             before = self._counts_before()
-            self._table.create_index("id", config=BTree(), name=ID_INDEX, replace=False)
+            self._table.create_index(column, config=BTree(), name=name, replace=False)
         m.reload()
         self._counts_after(before)
         m.lexical.commit(m.version)
