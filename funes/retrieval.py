@@ -63,6 +63,12 @@ HIT_FIELDS = tuple(f for f in CHUNK_FIELDS if f not in POOL_FIELDS)
 # (_Addresses) instead of a filter on ids, which scans the id column of all of them: 136 ms of
 # CPU a question at 1M chunks, against one scan of it for the searcher's life.
 ADDRESS_ROWS = 20_000
+# A searcher asked a second question is warm (MCP, `funes-query`, the bench): it reads the
+# shape of every session once (one scan of four columns: ≈ 0.4 s of CPU at a million chunks,
+# ≈ 8 MB kept) rather than its pool's sessions at every question (60–90 ms at 1M), up to
+# this many rows; above, it keeps reading each pool's own.
+SHAPES_EVERY_ROWS = 4_000_000
+SHAPE_COLUMNS = ("session_id", "seq", "role", "block_type")
 
 
 @dataclass
@@ -370,23 +376,81 @@ class _Shapes:
     only, at one table version."""
 
     version: int
-    shapes: ranker_t.Sessions
+    shapes: ranker_t.Sessions | ranker_t.PackedSessions
     fragments: dict[int, int]  # the table's fragments then, and the rows each held
+    every: bool = False  # every session's shape (a warm searcher's), packed
 
     def follow(self, mem: Memory, cols: tuple[str, ...]) -> _Shapes | None:
         """These shapes at ``mem``'s version, when that version only added fragments: their
         rows are read into the sessions kept (a session not kept may have older rows elsewhere:
         it is read whole when asked for). None when a fragment lost rows or went (a remove, a
-        scrub, a compaction): what was kept may hold a deleted record."""
+        scrub, a compaction): what was kept may hold a deleted record; and, for every
+        session's shapes, when the sessions appended to since they were packed hold more
+        records than an eighth of the pack (they are packed again)."""
+        # lazy: numpy stays off fast commands' start-up
+        from funes import ranker
+
         frags = mem.fragments()
         if any(frags.get(f) != n for f, n in self.fragments.items()):
             return None
         shapes = self.shapes
         if new := [f for f in frags if f not in self.fragments]:
             t = mem.rows(None, cols, fragments=new).to_pydict()
-            keep = [i for i, s in enumerate(t["session_id"]) if s in shapes.shape]
-            shapes = shapes.extend(*([t[c][i] for i in keep] for c in cols))
-        return _Shapes(mem.version, shapes, frags)
+            if self.every:
+                shapes = shapes.extend(*(t[c] for c in cols))
+            else:
+                keep = [i for i, s in enumerate(t["session_id"]) if s in shapes.shape]
+                shapes = shapes.extend(*([t[c][i] for i in keep] for c in cols))
+        if isinstance(shapes, ranker.PackedSessions) and shapes.crowded():
+            return None
+        return _Shapes(mem.version, shapes, frags, self.every)
+
+
+def _pack_every_session(mem: Memory) -> ranker_t.PackedSessions:
+    """Every session's shape, from one scan of :data:`SHAPE_COLUMNS` in table order, a batch at
+    a time (the scan's memory does not grow with the table's)."""
+    return _pack(mem.scan_batches(SHAPE_COLUMNS, 65_536))
+
+
+def _pack(batches: Iterable[Any]) -> ranker_t.PackedSessions:
+    """The shapes of the rows of ``batches`` (Arrow record batches of :data:`SHAPE_COLUMNS`,
+    in table order), as :meth:`ranker.Sessions.build` would count them."""
+    # lazy: numpy and pyarrow stay off fast commands' start-up
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from funes import ranker
+
+    at: dict[str | None, int] = {}
+    codes, seqs, kinds = [], [], []
+    for b in batches:
+        sid, seq, role, block = (b.column(c) for c in SHAPE_COLUMNS)
+        sid = pc.dictionary_encode(sid)
+        names = sid.dictionary.to_pylist()
+        remap = [at.setdefault(n, len(at)) for n in names]
+        remap.append(at.setdefault(None, len(at)) if sid.null_count else -1)
+        codes.append(np.asarray(remap, dtype=np.int64)[_indices(sid, len(names))])
+        seqs.append(seq.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64))
+        role, block = pc.dictionary_encode(role), pc.dictionary_encode(block)
+        r_names = [*role.dictionary.to_pylist(), None]
+        b_names = [*block.dictionary.to_pylist(), None]
+        table = np.array(
+            [[ord(ranker.kind_of(r, k)) for k in b_names] for r in r_names], dtype=np.uint8
+        )
+        r_ix = _indices(role, len(r_names) - 1)
+        kinds.append(table[r_ix, _indices(block, len(b_names) - 1)])
+    empty = np.empty(0, dtype=np.int64)
+    return ranker.PackedSessions.pack(
+        list(at),
+        np.concatenate(codes) if codes else empty,
+        np.concatenate(seqs) if seqs else empty,
+        np.concatenate(kinds) if kinds else np.empty(0, dtype=np.uint8),
+    )
+
+
+def _indices(encoded: Any, null: int) -> Any:
+    """A dictionary array's indices as numpy, ``null`` where the value is null."""
+    return encoded.indices.fill_null(null).to_numpy(zero_copy_only=False)
 
 
 class Searcher:
@@ -411,6 +475,7 @@ class Searcher:
     ) -> None:
         self.weights = weights  # a ranker weights file instead of the shipped one
         self._shapes: _Shapes | None = None  # the session shapes read so far: see _sessions
+        self._asked = 0  # questions gathered: from the second, every session's shape is kept
         self._vectors: tuple[int, bool] | None = None
         self._by_address: tuple[int, bool] | None = None  # (table version, use _addresses)
         self._addresses = _Addresses()
@@ -441,6 +506,7 @@ class Searcher:
 
         now = now or datetime.now(UTC)
         mem = self.memory
+        self._asked += 1
         where = q.filters.where(now)
         pool_n = max(q.candidates, q.k)
         lexical = [] if self.mode == "vector" else mem.lexical_search(q.text, k=pool_n, where=where)
@@ -692,7 +758,7 @@ class Searcher:
             self._vectors = (version, self.memory.has_vectors())
         return self._vectors[1]
 
-    def _sessions(self, sids: Iterable[str]) -> ranker_t.Sessions:
+    def _sessions(self, sids: Iterable[str]) -> ranker_t.Sessions | ranker_t.PackedSessions:
         """The shapes (last seq, what kind of record sits at each seq) of the sessions
         ``sids``: the position and finding features of a pool read its own sessions' shapes
         only. A first question reads just those, in one scan filtered on ``session_id`` (the
@@ -701,19 +767,24 @@ class Searcher:
         versions, brought up to date by reading only the fragments a new version adds (a
         hook's write every turn would otherwise make a warm searcher read its sessions again
         before its next answer); a version that removed rows drops it, so no deleted record
-        stays in a shape."""
+        stays in a shape. From a searcher's second question, it keeps every session's shape
+        instead (:data:`SHAPES_EVERY_ROWS`), read once, followed the same way."""
         # lazy: numpy stays off fast commands' start-up
         from funes import ranker
         from funes.store.memory import sql_in
 
         mem = self.memory
-        cols = ("session_id", "seq", "role", "block_type")
+        cols = SHAPE_COLUMNS
         kept = self._shapes
         if kept is not None and kept.version != mem.version:
             kept = kept.follow(mem, cols)
+        if (kept is None or not kept.every) and self._asked > 1:
+            frags = mem.fragments()
+            if sum(frags.values()) <= SHAPES_EVERY_ROWS:
+                kept = _Shapes(mem.version, _pack_every_session(mem), frags, every=True)
         if kept is None:
             kept = _Shapes(mem.version, ranker.Sessions({}, {}), mem.fragments())
-        if missing := sorted(set(sids) - kept.shapes.shape.keys()):
+        if not kept.every and (missing := sorted(set(sids) - kept.shapes.shape.keys())):
             t = mem.rows(sql_in("session_id", missing), cols).to_pydict()
             kept.shapes = kept.shapes.extend(*(t[c] for c in cols))
         self._shapes = kept
