@@ -12,10 +12,13 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_ann_behind import rows
 from test_recall_shapes import COLS, FullScan, history, same_answers, session
 
+from funes import retrieval
 from funes.ranker import PackedSessions, Sessions
 from funes.retrieval import SHAPE_COLUMNS, Query, Searcher, _pack
 from funes.store import open_memory
@@ -113,3 +116,41 @@ def test_a_warm_searcher_reads_every_shape_once_and_answers_as_a_full_scan(
     assert_same(packed, FullScan(open_memory(path), pair=None)._sessions(()))
     pool = searcher.gather(Query("tile cache leak"))
     assert pool is not None and np.isfinite(pool.x).all()
+
+
+def test_pool_rows_found_by_address_carry_the_stored_session_seq_role_and_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm searcher takes a pool row's session, seq, role and block type from what it keeps
+    beside the row's address, not from the table: they are the stored values, nulls included,
+    through appends and deletions."""
+    path = tmp_path / "mem"
+    mem = open_memory(path, create=True)
+    kinds = [("user", "text"), ("assistant", "text"), ("assistant", "tool_use"),
+             ("user", "tool_result"), (None, "text"), ("assistant", None)]  # fmt: skip
+    made = rows(0, 300, seed=1)
+    for i, c in enumerate(made):
+        c.role, c.block_type = kinds[i % len(kinds)]
+        c.seq = None if i % 11 == 0 else c.seq  # type: ignore[assignment]
+    with mem.writer(interactive=False) as w:
+        w.append(made[:200])
+        w.append(made[200:])
+    monkeypatch.setattr(retrieval, "ADDRESS_ROWS", 0)  # always by address
+    warm = Searcher(open_memory(path), pair=None)
+    fields = list(retrieval.POOL_FIELDS)
+
+    def check() -> None:
+        warm.memory = open_memory(path)
+        stored = {r["id"]: r for r in warm.memory.rows(None, fields).to_pylist()}
+        ids = [*sorted(stored)[::2], "not-stored"]
+        got = warm._fetch(ids, fields)
+        assert [r["id"] for r in got] == [i for i in ids if i in stored]
+        for r in got:
+            assert {f: r[f] for f in fields} == stored[r["id"]]
+        assert any(r["seq"] is None for r in got) and any(r["role"] is None for r in got)
+
+    check()
+    with open_memory(path).writer(interactive=False) as w:
+        w.append(rows(300, 60, seed=2))
+        w.delete([c.id for c in made[::7]])
+    check()

@@ -464,17 +464,26 @@ class Memory:
         it a new deletion file): what a reader keeping answers per fragment compares."""
         return {(f.fragment_id, str(f.metadata.deletion_file)) for f in self._ds.get_fragments()}
 
-    def addresses(self, fragments: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
-        """The live rows of ``fragments``: their ids (bytes) and row addresses (uint64; the
-        fragment id in the upper 32 bits)."""
+    def addresses(
+        self, fragments: Iterable[int], columns: Sequence[str] = ()
+    ) -> tuple[np.ndarray, np.ndarray, pa.Table]:
+        """The live rows of ``fragments``: their ids (bytes), row addresses (uint64; the
+        fragment id in the upper 32 bits) and ``columns`` (an Arrow table, same order)."""
         want = set(fragments)
         frags = [f for f in self._ds.get_fragments() if f.fragment_id in want]
+        cols = list(dict.fromkeys(["id", *columns]))
         if not frags:
-            return np.empty(0, dtype="S16"), np.empty(0, dtype=np.uint64)
-        t = self._ds.scanner(columns=["id"], fragments=frags, with_row_address=True).to_table()
+            empty = pa.table({c: pa.array([], type=self.schema.field(c).type) for c in cols})
+            return (
+                np.empty(0, dtype="S16"),
+                np.empty(0, dtype=np.uint64),
+                empty.drop_columns(["id"]),
+            )
+        t = self._ds.scanner(columns=cols, fragments=frags, with_row_address=True).to_table()
         ids = np.array([i.encode("utf-8") for i in t.column("id").to_pylist()])
         addrs = t.column("_rowaddr").to_numpy().astype(np.uint64)
-        return (ids if len(ids) else np.empty(0, dtype="S16")), addrs
+        rest = t.select([c for c in cols if c != "id"])
+        return (ids if len(ids) else np.empty(0, dtype="S16")), addrs, rest
 
     def session_rows(
         self,
