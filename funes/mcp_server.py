@@ -26,7 +26,8 @@ from funes.store import memory_dir
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from funes.retrieval import Query, Result, Searcher
+    from funes.results import Query, Result
+    from funes.retrieval import Searcher
     from funes.store.memory import Memory
 
 log = logging.getLogger("funes.mcp")

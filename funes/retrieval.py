@@ -21,15 +21,21 @@ the top sessions): its probability that the memory holds the answer is exposed a
 from __future__ import annotations
 
 import math
-import re
-import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from funes.errors import UsageError
-from funes.records import CHUNK_FIELDS, HitRecord, MissRecord
+from funes.records import CHUNK_FIELDS
+
+# The result types and what they are built from live below render (funes.results); importers
+# of funes.retrieval keep finding them here.
+from funes.results import DEFAULT_HALF_LIFE as DEFAULT_HALF_LIFE
+from funes.results import MAX_QUERY_CHARS as MAX_QUERY_CHARS
+from funes.results import POOL_PER_LEG as POOL_PER_LEG
+from funes.results import Filters as Filters
+from funes.results import Hit, Query, Result
+from funes.results import parse_when as parse_when
 from funes.store import redaction
 from funes.store.tokenize import query_tokens
 
@@ -42,14 +48,11 @@ SHIPPED: Any = object()  # Searcher's default pair model: the one in the package
 RERANK_POOL = 10  # candidates a cross-encoder re-orders (latency: see bench/README.md)
 RERANK_TOKENS = 256
 EMBED_AT_QUERY = 32  # pool rows still without a vector embedded at query time, best first
-POOL_PER_LEG = 100  # candidates each leg hands the second stage (pool recall: bench/README.md)
 RECENCY_ALPHA = 0.1
-DEFAULT_HALF_LIFE = 90.0  # days
 # The verdict of the baseline orderings (bench/quality.py compares them; recall itself uses the
 # learned verdict of funes.ranker): strong when the best pool cosine or lexical coverage is high.
 STRONG_COSINE = 0.43
 STRONG_COVERAGE = 0.6
-MAX_QUERY_CHARS = 4096  # a question, or an error message pasted whole; not a document
 NEIGHBOR_CHARS = 160  # of the neighbour's text, whitespace runs folded so it stays one line
 NEIGHBOR_LINES = 3  # neighbour lines on each side of a hit, per seq of window
 # What the second stage reads of every pool row (features, recency, collapsing, a hit's
@@ -69,92 +72,6 @@ ADDRESS_ROWS = 20_000
 # this many rows; above, it keeps reading each pool's own.
 SHAPES_EVERY_ROWS = 4_000_000
 SHAPE_COLUMNS = ("session_id", "seq", "role", "block_type")
-
-
-@dataclass
-class Filters:
-    """Pre-filters of both legs (applied inside each leg's search, before its top k). Every
-    field narrows; None means any. ``harness`` and ``role`` may name several values,
-    comma-separated (``claude,codex``): any of them."""
-
-    block_type: str | None = None
-    harness: str | None = None
-    workdir: str | None = None
-    repo: str | None = None
-    session: str | None = None
-    since: str | None = None
-    until: str | None = None
-    role: str | None = None
-
-    def where(self, now: datetime | None = None) -> str | None:
-        # lazy: funes.sources and numpy stay off fast commands' start-up
-        from funes import sources
-        from funes.store.memory import sql_str
-
-        conds = []
-        if self.block_type:
-            conds.append(f"block_type = {sql_str(self.block_type)}")
-        if self.harness:
-            names = [sources.get_source(h.strip()).harness for h in self.harness.split(",")]
-            conds.append(_any_of("harness", names))
-        if self.role:
-            conds.append(_any_of("role", [r.strip() for r in self.role.split(",")]))
-        if self.workdir:
-            munged = sources.munge_workdir(self.workdir) or self.workdir
-            conds.append(f"(workdir = {sql_str(munged)} OR workdir = {sql_str(self.workdir)})")
-        if self.repo:
-            conds.append(f"repo LIKE {sql_str('%' + _like_escape(self.repo) + '%')} ESCAPE '\\'")
-        if self.session:
-            conds.append(f"session_id = {sql_str(self.session)}")
-        if self.since:
-            conds.append(f"ts >= {sql_str(parse_when(self.since, now))}")
-        if self.until:
-            conds.append(f"ts < {sql_str(parse_when(self.until, now, end=True))}")
-        return " AND ".join(conds) or None
-
-
-def _any_of(column: str, values: list[str]) -> str:
-    # lazy: funes.store.memory imports numpy
-    from funes.store.memory import sql_in, sql_str
-
-    values = list(dict.fromkeys(values))
-    return f"{column} = {sql_str(values[0])}" if len(values) == 1 else sql_in(column, values)
-
-
-def _like_escape(s: str) -> str:
-    return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-_RELATIVE = re.compile(r"^(\d+)\s*([hdwmy])$")
-
-
-def parse_when(value: str, now: datetime | None = None, end: bool = False) -> str:
-    """An ISO-8601 UTC bound from `2026-03-01`, `2026-03-01T10:00`, or `7d`/`12h`/`2w`/`6m`/`1y` ago.
-
-    A bare date as an upper bound means the end of that day (``--until 2026-03-01`` includes
-    the 1st). Stored timestamps are ISO strings, so bounds compare as strings.
-    """
-    v = value.strip()
-    now = now or datetime.now(UTC)
-    if m := _RELATIVE.match(v):
-        n, unit = int(m[1]), m[2]
-        days = {"h": n / 24, "d": n, "w": 7 * n, "m": 30 * n, "y": 365 * n}[unit]
-        return _iso(now - timedelta(days=days))
-    try:
-        t = datetime.fromisoformat(v.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(
-            f"cannot read the time {value!r} — use 2026-03-01, 2026-03-01T10:00 or 7d/12h/2w"
-        ) from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=UTC)
-    if end and len(v) == 10:
-        t += timedelta(days=1)
-    return _iso(t)
-
-
-def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 
 def parse_ts(ts: str | None) -> datetime | None:
@@ -197,39 +114,6 @@ def rrf(lists: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
 
 
 @dataclass
-class Query:
-    text: str
-    k: int = 8
-    candidates: int = POOL_PER_LEG
-    neighbors: int = 1
-    half_life: float = DEFAULT_HALF_LIFE
-    filters: Filters = field(default_factory=Filters)
-    id: Any = None
-
-    def __post_init__(self) -> None:
-        if len(self.text) > MAX_QUERY_CHARS:
-            raise UsageError(
-                f"the query is {len(self.text):,} characters; funes reads at most "
-                f"{MAX_QUERY_CHARS:,} — ask with the distinctive words (names, errors, options)"
-            )
-
-
-@dataclass
-class Hit:
-    rank: int
-    score: float
-    row: dict[str, Any]
-    scores: dict[str, Any]
-    neighbors: list[dict[str, Any]] = field(default_factory=list)
-    memory: str | None = None  # label of the memory this hit came from
-    trusted: bool = True  # False: from a shared memory, someone else's words
-    # other places holding the same text (session_id, turn_uuid, seq, ts), collapsed into this hit
-    duplicates: list[dict[str, Any]] = field(default_factory=list)
-    # the other chunks of this hit's turn that the pool held (one hit per turn)
-    turn_chunks: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
 class Pool:
     """A query's candidates with their features (:mod:`funes.ranker`), in fused order."""
 
@@ -241,13 +125,6 @@ class Pool:
     unseen_share: float
     n_terms: int
     has_words: bool = True  # a term of three letters or more
-
-
-def _get_command(session_id: str, turn_uuid: str, memory: str | None) -> str:
-    args = ["funes", "get", shlex.quote(session_id), shlex.quote(turn_uuid)]
-    if memory:
-        args += ["--memory", shlex.quote(memory)]
-    return " ".join(args)
 
 
 # What one assistant step writes, record by record, in the order it writes them: thinking, then
@@ -327,47 +204,6 @@ def _collapse(
             first[key] = shown[g] = row["id"]
             kept.append(s)
     return kept, dups, same_turn
-
-
-@dataclass
-class Result:
-    query: Query
-    hits: list[Hit]
-    verdict: str  # "strong" | "weak"
-    memory: str  # label of the memory read
-    reranked: bool = False
-    signals: dict[str, float] = field(default_factory=dict)
-    note: str = ""  # one-line notices for the output (a remote read from cache, offline, …)
-
-    def records(self) -> list[HitRecord] | list[MissRecord]:
-        """Hit records (docs/records.md), or one miss record when there are no hits."""
-        if not self.hits:
-            return [MissRecord(memory=self.memory, query=self.query.text, query_id=self.query.id)]
-        answerable = self.signals.get("answerable")
-        out = []
-        for h in self.hits:
-            mem = h.memory or self.memory
-            out.append(
-                HitRecord(
-                    rank=h.rank,
-                    score=round(h.score, 6),
-                    scores=h.scores,
-                    memory=mem,
-                    chunk={f: h.row.get(f) for f in CHUNK_FIELDS},
-                    neighbors=h.neighbors,
-                    duplicates=[
-                        {**d, "get": _get_command(d["session_id"], d["turn_uuid"], mem)}
-                        for d in h.duplicates
-                    ],
-                    turn_chunks=h.turn_chunks,
-                    trusted=h.trusted,
-                    verdict=self.verdict,
-                    answerable=None if answerable is None else round(answerable, 4),
-                    query=self.query.text,
-                    query_id=self.query.id,
-                )
-            )
-        return out
 
 
 @dataclass

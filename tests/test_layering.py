@@ -34,11 +34,13 @@ ALLOWED: dict[str, set[str]] = {
     "funes.hub": HUB,
     "funes.ingest": HUB | {"funes.ingest"},
     "funes.memories": HUB | {"funes.memories"},
+    # What a question is and what recall returns, as data; Filters reads sources and the store.
+    "funes.results": STORE | {"funes.sources", "funes.results"},
     "funes.retrieval": STORE
-    | {"funes.sources", "funes.memories", "funes.ranker", "funes.retrieval"},
+    | {"funes.sources", "funes.memories", "funes.ranker", "funes.results", "funes.retrieval"},
     "funes.validate": RECORDS | {"funes.sources", "funes.retrieval", "funes.validate"},
     # Formats take data; they read the store only for the turns around a hit.
-    "funes.render": HUB | {"funes.render"},
+    "funes.render": HUB | {"funes.results", "funes.render"},
     "funes.agents": HUB | {"funes.memories", "funes.agents"},
 }
 # The two front ends may import every layer above; only the CLI may import the MCP server, and

@@ -16,13 +16,16 @@ import argparse
 import itertools
 import sys
 import threading
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from funes.cli._args import Parser, term_cols
 from funes.cli._pipe import run
 from funes.cli._tty import Line, plain
 from funes.errors import FunesError, UsageError
 from funes.hub.spec import parse_many
+
+if TYPE_CHECKING:
+    from funes.results import Result
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,7 +107,7 @@ def _main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _recall(question: str, memory: str | None) -> Any:
+def _recall(question: str, memory: str | None) -> Result:
     """Recall with the reference's fixed parameters; the memory must be read as it is now
     (an unreachable remote is an error, never a cached copy or the local memory)."""
     # lazy: funes.agents and funes.retrieval stay off fast commands' start-up
@@ -134,7 +137,7 @@ def _recall(question: str, memory: str | None) -> Any:
     return result
 
 
-def _passages(result: Any) -> str:
+def _passages(result: Result) -> str:
     """The recalled passages in recall's agent format, within the prompt's size limit: each
     chunk is at most 1,200 characters, but a turn next to a hit may have many blocks, so
     neighbour lines are dropped (farthest first) until the passages fit."""

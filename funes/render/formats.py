@@ -12,7 +12,7 @@ import shlex
 import textwrap
 import unicodedata
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from funes.hub.untrusted import (
     FENCE_CLOSE,
@@ -24,6 +24,7 @@ from funes.hub.untrusted import (
 )
 from funes.records import Chunk, dumps
 from funes.render.turns import TurnView
+from funes.results import Hit, Result
 from funes.store.paths import default_memory_dir, memory_label
 
 WEAK_LINE = (
@@ -128,7 +129,7 @@ def _cap(text: str) -> str:
     return f"{text[:PASSAGE_CHARS]}\n… [{more:,} more characters — `get` shows the whole turn]"
 
 
-def recall_agent(result: Any, note: str = "") -> str:
+def recall_agent(result: Result, note: str = "") -> str:
     """The reference agent format, with the verdict line first when evidence is weak.
 
     A hit from someone else's memory (``hit.trusted`` false) is fenced as untrusted text,
@@ -198,7 +199,7 @@ _SHAPES = {
 _FLAG = {"block_type": "type"}  # a filter's field → its recall option
 
 
-def no_results(result: Any) -> str:
+def no_results(result: Result) -> str:
     """`no results` and why: the filters that left nothing to rank (`--since 30d` over a
     memory whose sessions are older), or a question nothing in the memory matches."""
     filters = getattr(getattr(result, "query", None), "filters", None)
@@ -218,7 +219,19 @@ def no_results(result: Any) -> str:
     )
 
 
-def recall_human(result: Any, style: Any) -> str:
+class Style(Protocol):
+    """How a terminal shows text (the CLI's ``funes.cli._tty.Style``): its width in columns and
+    the emphasis it takes (plain text where colour is off)."""
+
+    @property
+    def width(self) -> int: ...
+    def bold(self, text: str) -> str: ...
+    def dim(self, text: str) -> str: ...
+    def accent(self, text: str) -> str: ...
+    def warn(self, text: str) -> str: ...
+
+
+def recall_human(result: Result, style: Style) -> str:
     """Hits for a person at a terminal: a numbered header per hit, the full session id, the
     passage wrapped to the terminal, neighbours dimmed, and a `funes get` line that runs as
     printed (``--memory`` only when the hit is not from the default memory).
@@ -273,7 +286,7 @@ def default_label() -> str:
     return memory_label(default_memory_dir())
 
 
-def _also(hit: Any) -> str:
+def _also(hit: Hit) -> str:
     """Where else the hit's exact text occurs (identical passages collapse into one hit)."""
     dups = getattr(hit, "duplicates", None) or []
     if not dups:
