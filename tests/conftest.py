@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
+import gc
+import importlib
+import io
 import json
 import os
 import pty
@@ -14,6 +18,8 @@ import subprocess
 import sys
 import termios
 import time
+import traceback
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -61,6 +67,142 @@ def run_cmd(
         timeout=120,
         check=False,
     )
+
+
+# The installed console scripts (pyproject.toml [project.scripts]) and the function each runs.
+SCRIPTS = {
+    "funes": "funes.cli.main",
+    **{f"funes-{v}": f"funes.cli.{v}" for v in ("parse", "chunk", "write", "embed", "query")},
+}
+# Environment that decides which model a process loads; a model loaded under other values is
+# dropped before the next in-process run.
+MODEL_ENV = (
+    "FUNES_CACHE_DIR", "FUNES_EMBEDDER_FILE", "FUNES_RERANKER", "FUNES_PAIR_MODEL",
+    "FUNES_RANKER_WEIGHTS", "FUNES_THREADS",
+)  # fmt: skip
+_models_env: list[tuple[str | None, ...]] = []
+
+
+def run_cli(
+    name: str,
+    *args: str | Path,
+    input: bytes | str | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """`run_cmd`, in this process: the command's `main(argv)` with stdin, stdout and stderr as
+    byte streams (no terminal), ``env`` over os.environ, and exit status as `run_cmd` gives it.
+    It saves the ~0.5-2 s a child spends importing funes, LanceDB and onnxruntime and loading
+    the embedder (kept loaded between runs while the model's environment is the same).
+
+    What a command changes in the process — environment, umask, working directory, signal
+    handlers, the garbage collector, warning filters, sys.argv and the standard streams — is
+    put back after it, and the caches funes keeps per process (entry points, registries) are
+    emptied before it, so each run starts as a new process would. A verb funes does not ship
+    (run as `funes-VERB` from PATH) and `funes mcp` (which ends with os._exit) still run as a
+    child process."""
+    argv = [str(a) for a in args]
+    verb = argv[0] if name == "funes" and argv else ""
+    if name not in SCRIPTS or verb == "mcp" or (verb and not _shipped(verb)):
+        return run_cmd(name, *args, input=input, env=env)
+    data = input.encode("utf-8") if isinstance(input, str) else (input or b"")
+    # buffered binary streams under text ones, as a process's are (a command peeks at stdin)
+    stdin = io.TextIOWrapper(io.BufferedReader(io.BytesIO(data)), encoding="utf-8")
+    out, err = _Sink(), _Sink()
+    stdout = io.TextIOWrapper(io.BufferedWriter(out), encoding="utf-8", write_through=True)
+    stderr = io.TextIOWrapper(
+        io.BufferedWriter(err), encoding="utf-8", errors="backslashreplace", write_through=True
+    )
+    saved_env = dict(os.environ)
+    saved_streams = (
+        sys.stdin,
+        sys.stdout,
+        sys.stderr,
+        sys.__stdin__,
+        sys.__stdout__,
+        sys.__stderr__,
+    )
+    saved_argv, saved_cwd, saved_gc = sys.argv, os.getcwd(), gc.isenabled()
+    saved_signals = {
+        s: signal.getsignal(s)
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE)
+    }
+    saved_umask = os.umask(0o022)
+    os.umask(saved_umask)
+    os.environ.update(env or {})
+    _fresh_process()
+    sys.argv = [str(BIN / name), *argv]
+    sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = stdin, stdout, stderr  # type: ignore[misc]
+    code: int
+    try:
+        with warnings.catch_warnings():
+            main = importlib.import_module(SCRIPTS[name]).main
+            code = _status(main(argv))
+    except SystemExit as e:
+        code = _status(e.code, stderr)
+    except Exception:
+        traceback.print_exc(file=stderr)  # what an uncaught exception prints, with status 1
+        code = 1
+    finally:
+        for stream in (stdout, stderr):
+            with contextlib.suppress(ValueError):  # closed by the command, after a flush
+                stream.flush()
+        sys.stdin, sys.stdout, sys.stderr, sys.__stdin__, sys.__stdout__, sys.__stderr__ = (
+            saved_streams  # type: ignore[misc]
+        )
+        sys.argv = saved_argv
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.chdir(saved_cwd)
+        os.umask(saved_umask)
+        for s, h in saved_signals.items():
+            signal.signal(s, h)
+        if saved_gc:
+            gc.enable()
+    return subprocess.CompletedProcess([name, *argv], code, out.getvalue(), err.getvalue())
+
+
+class _Sink(io.BytesIO):
+    """A standard stream's bytes, kept when the command closes the stream (a wrapper it put
+    around ``sys.stdout.buffer`` closes it when collected, as the process's would at exit)."""
+
+    def close(self) -> None:
+        pass
+
+
+def _shipped(verb: str) -> bool:
+    """Whether `funes VERB` runs in funes.cli.main itself (not an executable on PATH)."""
+    from funes.cli.main import verbs
+
+    return verb.startswith("-") or verb in ("help", "version") or verb in verbs()
+
+
+def _status(code: object, stderr: io.TextIOBase | None = None) -> int:
+    """The exit status of a `main` return or SystemExit code, as the interpreter makes it."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    if stderr is not None:
+        print(code, file=stderr)
+    return 1
+
+
+def _fresh_process() -> None:
+    """Empty the per-process caches funes keeps (a new process starts without them); keep the
+    loaded models unless the environment that chose them changed."""
+    for mod in [m for n, m in sys.modules.items() if n == "funes" or n.startswith("funes.")]:
+        for value in list(vars(mod).values()):
+            if isinstance(value, functools._lru_cache_wrapper) and value.__module__ == mod.__name__:
+                value.cache_clear()
+    key = tuple(os.environ.get(v) for v in MODEL_ENV)
+    if _models_env and _models_env[0] == key:
+        return
+    _models_env[:] = [key]
+    for name, empty in (("embedder", None), ("reranker", {}), ("pair", {})):
+        mod = sys.modules.get(f"funes.models.{name}")
+        if mod is not None:
+            mod._loaded = empty  # type: ignore[attr-defined]
 
 
 def start_on_a_terminal(
@@ -180,7 +322,7 @@ def samples_memory(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "FUNES_CACHE_DIR": str(tmp_path_factory.getbasetemp() / "funes-model-cache"),
     }
     mem = root / "memory"
-    p = run_cmd("funes", "index", REPO / "contrib" / "samples", "--yes", "--memory", mem, env=env)
+    p = run_cli("funes", "index", REPO / "contrib" / "samples", "--yes", "--memory", mem, env=env)
     assert p.returncode == 0, p.stderr.decode()
     return mem
 

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import BIN, REPO, jsonl, run_cmd, write_jsonl
+from conftest import BIN, REPO, jsonl, run_cli, write_jsonl
 
 from funes.cli._pipe import PIPE_BYTES, widen_pipe
 
@@ -36,7 +36,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 def test_parse_a_tree_into_turn_lines(tree: Path) -> None:
-    r = run_cmd("funes-parse", tree)
+    r = run_cli("funes-parse", tree)
     assert r.returncode == 0, r.stderr
     turns = jsonl(r.stdout)
     assert {t["kind"] for t in turns} == {"turn"}
@@ -46,14 +46,14 @@ def test_parse_a_tree_into_turn_lines(tree: Path) -> None:
 
 
 def test_verbose_prints_a_summary_per_file(tree: Path) -> None:
-    r = run_cmd("funes-parse", "-v", tree)
+    r = run_cli("funes-parse", "-v", tree)
     lines = r.stderr.decode().splitlines()
     assert sum(": 1 session, " in line for line in lines) == 3
 
 
 def test_parsing_the_same_tree_twice_gives_identical_bytes(tree: Path) -> None:
-    a = run_cmd("funes-parse", tree)
-    b = run_cmd("funes-parse", tree)
+    a = run_cli("funes-parse", tree)
+    b = run_cli("funes-parse", tree)
     assert a.stdout == b.stdout and a.stdout
 
 
@@ -63,33 +63,33 @@ def test_a_grown_session_keeps_every_old_chunk_id(tmp_path: Path) -> None:
     )
     before = {
         c["id"]
-        for c in jsonl(run_cmd("funes-chunk", input=run_cmd("funes-parse", f).stdout).stdout)
+        for c in jsonl(run_cli("funes-chunk", input=run_cli("funes-parse", f).stdout).stdout)
     }
     with open(f, "a", encoding="utf-8") as fp:
         fp.write(json.dumps(claude_line("u2", "second", "a1")) + "\n")
         fp.write(json.dumps(claude_line("a2", "another reply", "u2")) + "\n")
     after = {
         c["id"]
-        for c in jsonl(run_cmd("funes-chunk", input=run_cmd("funes-parse", f).stdout).stdout)
+        for c in jsonl(run_cli("funes-chunk", input=run_cli("funes-parse", f).stdout).stdout)
     }
     assert before < after and len(after - before) == 2
 
 
 def test_chunk_is_idempotent_on_its_own_output(tree: Path) -> None:
-    turns = run_cmd("funes-parse", tree).stdout
-    once = run_cmd("funes-chunk", input=turns)
-    twice = run_cmd("funes-chunk", input=once.stdout)
+    turns = run_cli("funes-parse", tree).stdout
+    once = run_cli("funes-chunk", input=turns)
+    twice = run_cli("funes-chunk", input=once.stdout)
     assert once.returncode == twice.returncode == 0
     assert twice.stdout == once.stdout
     assert {c["kind"] for c in jsonl(once.stdout)} == {"chunk"}
 
 
 def test_unknown_fields_and_kinds_survive_a_chunk_pass(tree: Path) -> None:
-    turns = jsonl(run_cmd("funes-parse", tree).stdout)
+    turns = jsonl(run_cli("funes-parse", tree).stdout)
     turns[0]["x_ticket"] = "OPS-12"
     lines = [json.dumps(t) for t in turns[:2]]
     lines.insert(1, '{"kind":"note","v":1,"text":"mine",  "spacing":"kept"}')
-    out = run_cmd("funes-chunk", input="\n".join(lines) + "\n")
+    out = run_cli("funes-chunk", input="\n".join(lines) + "\n")
     assert out.returncode == 0
     rows = out.stdout.decode().splitlines()
     assert '{"kind":"note","v":1,"text":"mine",  "spacing":"kept"}' in rows
@@ -99,10 +99,10 @@ def test_unknown_fields_and_kinds_survive_a_chunk_pass(tree: Path) -> None:
 
 
 def test_chunk_tiers_and_no_thinking(tree: Path) -> None:
-    turns = run_cmd("funes-parse", tree).stdout
-    text = jsonl(run_cmd("funes-chunk", "--tiers", "text", "--no-thinking", input=turns).stdout)
+    turns = run_cli("funes-parse", tree).stdout
+    text = jsonl(run_cli("funes-chunk", "--tiers", "text", "--no-thinking", input=turns).stdout)
     assert text and {c["block_type"] for c in text} == {"text"}
-    bad = run_cmd("funes-chunk", "--tiers", "text,images", input=turns)
+    bad = run_cli("funes-chunk", "--tiers", "text,images", input=turns)
     assert bad.returncode == 2
     assert bad.stderr.decode().strip() == (
         "funes: unknown tier 'images' in --tiers (expected text, tool_use, tool_result)"
@@ -110,21 +110,21 @@ def test_chunk_tiers_and_no_thinking(tree: Path) -> None:
 
 
 def test_chunk_reports_bad_lines_with_line_numbers_and_exit_1(tree: Path) -> None:
-    turns = run_cmd("funes-parse", tree).stdout.decode().splitlines()
+    turns = run_cli("funes-parse", tree).stdout.decode().splitlines()
     data = "\n".join([turns[0], "{broken", '{"kind":"turn","blocks":[]}', turns[1]]) + "\n"
-    r = run_cmd("funes-chunk", input=data)
+    r = run_cli("funes-chunk", input=data)
     assert r.returncode == 1
     err = r.stderr.decode()
     assert "<stdin>:2: invalid JSON" in err and "<stdin>:3: missing 'session_id'" in err
     assert "Traceback" not in err
     assert len(jsonl(r.stdout)) >= 2
-    strict = run_cmd("funes-chunk", "--strict", input=data)
+    strict = run_cli("funes-chunk", "--strict", input=data)
     assert strict.returncode == 1 and "--strict" in strict.stderr.decode()
 
 
 def test_stdin_transcripts_are_sniffed(tree: Path) -> None:
     codex = next(tree.rglob("rollout-*.jsonl")).read_bytes()
-    r = run_cmd("funes-parse", "-", input=codex)
+    r = run_cli("funes-parse", "-", input=codex)
     assert r.returncode == 0, r.stderr
     assert {t["harness"] for t in jsonl(r.stdout)} == {"codex"}
 
@@ -134,7 +134,7 @@ def test_stdin_transcripts_are_sniffed(tree: Path) -> None:
 
 def test_empty_file(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_bytes(b"")
-    r = run_cmd("funes-parse", tmp_path / "empty.jsonl")
+    r = run_cli("funes-parse", tmp_path / "empty.jsonl")
     assert r.returncode == 1 and r.stdout == b""
     assert b"empty.jsonl: empty file, no turns" in r.stderr
     assert b"Traceback" not in r.stderr
@@ -143,7 +143,7 @@ def test_empty_file(tmp_path: Path) -> None:
 def test_binary_file(tmp_path: Path) -> None:
     f = tmp_path / "blob.jsonl"
     f.write_bytes(bytes(range(256)) * 64)
-    r = run_cmd("funes-parse", f)
+    r = run_cli("funes-parse", f)
     assert r.returncode == 1 and r.stdout == b""
     assert b"blob.jsonl: not a transcript (binary data)" in r.stderr
     assert len(r.stderr.splitlines()) == 2  # the complaint and the summary
@@ -155,7 +155,7 @@ def test_truncated_last_line_is_skipped_and_counted(tmp_path: Path) -> None:
     )
     with open(f, "a", encoding="utf-8") as fp:
         fp.write('{"type":"user","uuid":"u2","message":{"role":"us')  # a write cut short
-    r = run_cmd("funes-parse", f)
+    r = run_cli("funes-parse", f)
     assert r.returncode == 1
     assert [t["turn_uuid"] for t in jsonl(r.stdout)] == ["u1", "a1"]
     assert b"s.jsonl:3: truncated line" in r.stderr
@@ -167,7 +167,7 @@ def test_non_utf8_line_is_skipped_and_counted(tmp_path: Path) -> None:
     with open(f, "ab") as fp:
         fp.write(b'{"type":"user","uuid":"u2","message":{"content":"caf\xe9"}}\n')
         fp.write(json.dumps(claude_line("u3", "after")).encode() + b"\n")
-    r = run_cmd("funes-parse", f)
+    r = run_cli("funes-parse", f)
     assert r.returncode == 1
     assert [t["turn_uuid"] for t in jsonl(r.stdout)] == ["u1", "u3"]
     assert b"s.jsonl:2: not utf8 line" in r.stderr
@@ -177,38 +177,38 @@ def test_a_5mb_single_line_parses_and_chunks(tmp_path: Path) -> None:
     big = "\n".join(f"log line {i} " + "x" * 80 for i in range(55_000))
     assert len(big) > 5_000_000
     f = write_jsonl(tmp_path / "s.jsonl", [claude_line("u1", big)])
-    r = run_cmd("funes-parse", f)
+    r = run_cli("funes-parse", f)
     assert r.returncode == 0, r.stderr
-    chunks = jsonl(run_cmd("funes-chunk", input=r.stdout).stdout)
+    chunks = jsonl(run_cli("funes-chunk", input=r.stdout).stdout)
     assert len(chunks) > 4000
     assert all(len(c["text"]) <= 1200 for c in chunks)
 
 
 def test_a_5mb_garbage_line_is_one_skipped_line(tmp_path: Path) -> None:
     f = write_jsonl(tmp_path / "s.jsonl", [claude_line("u1", "kept"), "{" + "z" * 5_000_000])
-    r = run_cmd("funes-parse", f)
+    r = run_cli("funes-parse", f)
     assert r.returncode == 1 and len(jsonl(r.stdout)) == 1
     assert b"s.jsonl:2: malformed json line" in r.stderr
 
 
 def test_directory_without_transcripts(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("nothing here")
-    r = run_cmd("funes-parse", tmp_path)
+    r = run_cli("funes-parse", tmp_path)
     assert r.returncode == 1
     assert f"funes: {tmp_path}: no transcripts found in this directory".encode() in r.stderr
 
 
 def test_missing_path_and_unknown_harness_are_usage_errors(tmp_path: Path) -> None:
-    r = run_cmd("funes-parse", tmp_path / "nope.jsonl")
+    r = run_cli("funes-parse", tmp_path / "nope.jsonl")
     assert r.returncode == 2
     assert r.stderr.decode().startswith("funes: no such file or directory:")
-    r = run_cmd("funes-parse", "--harness", "aider", SAMPLES)
+    r = run_cli("funes-parse", "--harness", "aider", SAMPLES)
     assert r.returncode == 2
     assert 'unknown harness "aider"' in r.stderr.decode()
 
 
 def test_empty_stdin_is_an_empty_transcript() -> None:
-    r = run_cmd("funes-parse", input=b"")
+    r = run_cli("funes-parse", input=b"")
     assert r.returncode == 1 and b"<stdin>: empty file" in r.stderr
 
 
@@ -232,8 +232,8 @@ def test_a_pipe_between_stages_gives_the_bytes_a_file_does(tmp_path: Path) -> No
         shell=True, capture_output=True, check=True, executable="/bin/bash",
     ).stdout  # fmt: skip
     turns = tmp_path / "turns.jsonl"
-    turns.write_bytes(run_cmd("funes-parse", "-q", big).stdout)
-    from_file = run_cmd("funes-chunk", turns).stdout
+    turns.write_bytes(run_cli("funes-parse", "-q", big).stdout)
+    from_file = run_cli("funes-chunk", turns).stdout
     assert piped == from_file
     assert len(jsonl(piped)) > 3_000
 

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import BIN, jsonl, run_cmd
+from conftest import jsonl, run_cli
 
 from funes import validate
 from funes.errors import UsageError
@@ -51,7 +51,7 @@ def one_line(r: subprocess.CompletedProcess[bytes]) -> str:
 def test_recall_and_query_refuse_a_bad_value_in_one_line(args: list[str], expected: str) -> None:
     # No memory exists here: every value is checked before anything is opened.
     for cmd in (["funes", "recall", "tiles"], ["funes-query", "tiles"]):
-        line = one_line(run_cmd(*cmd, *args))
+        line = one_line(run_cli(*cmd, *args))
         assert line.startswith(expected), line
 
 
@@ -62,7 +62,7 @@ def test_recall_and_query_refuse_a_bad_value_in_one_line(args: list[str], expect
 )  # fmt: skip
 def test_a_misspelt_harness_names_the_agent_meant(typed: str, meant: str) -> None:
     for cmd in (["funes", "recall", "tiles"], ["funes-query", "tiles"]):
-        line = one_line(run_cmd(*cmd, "--harness", typed))
+        line = one_line(run_cli(*cmd, "--harness", typed))
         assert line.endswith(f"(got {typed!r} — did you mean {meant}?)"), line
     with pytest.raises(UsageError, match=rf"did you mean {meant}\?\)$"):
         validate.harness(typed, style="mcp")
@@ -76,7 +76,7 @@ def test_a_valid_harness_spelling_is_accepted_in_all_its_forms() -> None:
 
 
 def test_get_window_and_non_utf8_arguments_are_one_line(tmp_path: Path) -> None:
-    line = one_line(run_cmd("funes", "get", "s", "t", "--window", "1e20"))
+    line = one_line(run_cli("funes", "get", "s", "t", "--window", "1e20"))
     assert line == "funes: --window must be a whole number from 0 to 1000 (got '1e20')"
     # A byte that is not UTF-8, as a shell passes it: never the internal SQL filter.
     bad = os.fsdecode(b"ses\xffsion")
@@ -85,7 +85,7 @@ def test_get_window_and_non_utf8_arguments_are_one_line(tmp_path: Path) -> None:
         ["get", bad, "t"],
         ["recall", os.fsdecode(b"caf\xe9")],
     ):
-        r = subprocess.run([str(BIN / "funes"), *argv], capture_output=True, check=False)
+        r = run_cli("funes", *argv)
         line = one_line(r)
         assert "is not valid UTF-8" in line and "session_id =" not in line, line
 
@@ -102,7 +102,7 @@ def test_a_bad_query_line_is_reported_and_the_stream_goes_on(samples_memory: Pat
             '{"query": "tile cache", "id": 6, "k": 1}',
         ]
     )
-    r = run_cmd("funes-query", "--memory", samples_memory, input=lines)
+    r = run_cli("funes-query", "--memory", samples_memory, input=lines)
     assert r.returncode == 1
     answered = {h["query_id"] for h in jsonl(r.stdout)}
     assert answered == {1, 6}
@@ -120,18 +120,18 @@ def test_a_bad_query_line_is_reported_and_the_stream_goes_on(samples_memory: Pat
 
 
 def test_unknown_verbs_get_a_suggestion_only_when_one_is_close() -> None:
-    r = run_cmd("funes", "reacll", "x")
+    r = run_cli("funes", "reacll", "x")
     assert r.stderr.decode().strip().endswith("Did you mean `funes recall`?")
-    r = run_cmd("funes", "update")
+    r = run_cli("funes", "update")
     assert r.returncode == 2
     assert r.stderr.decode().strip() == "funes: 'update' is not a funes verb. See `funes --help`."
 
 
 def test_a_verbs_bad_positional_is_named_as_its_help_names_it() -> None:
     """Never argparse's internal name (`argument action: …`): the ACTION the usage shows."""
-    line = one_line(run_cmd("funes", "models", "bogus"))
+    line = one_line(run_cli("funes", "models", "bogus"))
     assert line.startswith("funes: argument ACTION: invalid choice: 'bogus'"), line
-    line = one_line(run_cmd("funes", "add", "vim"))
+    line = one_line(run_cli("funes", "add", "vim"))
     assert line.startswith("funes: argument AGENT: invalid choice: 'vim'"), line
 
 
@@ -141,5 +141,5 @@ def test_a_verbs_bad_positional_is_named_as_its_help_names_it() -> None:
      (["models", "fecth"], "fetch"), (["get", "s", "t", "--format", "agnet"], "agent")],
 )  # fmt: skip
 def test_a_misspelt_choice_names_the_one_meant(argv: list[str], meant: str) -> None:
-    line = one_line(run_cmd("funes", *argv))
+    line = one_line(run_cli("funes", *argv))
     assert f"{argv[-1]!r} (choose from " in line and f"(did you mean {meant}?)" in line, line

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import lance
-from conftest import run_cmd
+from conftest import run_cli
 from memory_builder import build, chunk
 
 
@@ -19,22 +19,22 @@ def test_compact_merges_fragments_and_keeps_every_row(tmp_path: Path) -> None:
     for batch in range(3):  # three appends: three fragments
         build(mem, [chunk(f"s{batch}", i, f"passage {batch}.{i}") for i in range(20)], None)
     assert fragments(mem) == 3
-    r = run_cmd("funes", "compact", mem)
+    r = run_cli("funes", "compact", mem)
     assert r.returncode == 0, r.stderr
     assert r.stdout.decode() == f"compacted {mem}: 0 vectors, flat vector search\n"
     assert fragments(mem) == 1
-    got = run_cmd("funes", "sessions", "--memory", mem).stdout.decode()
+    got = run_cli("funes", "sessions", "--memory", mem).stdout.decode()
     assert got.splitlines()[-1] == "sessions 1–3 of 3"
-    same = run_cmd("funes", "optimize", "--memory", mem, "--json")
+    same = run_cli("funes", "optimize", "--memory", mem, "--json")
     assert same.returncode == 0 and b'"memory": "' in same.stdout
 
 
 def test_compact_is_refused_for_a_hub_memory_or_two_memories(tmp_path: Path) -> None:
-    r = run_cmd("funes", "compact", "ana/kb")
+    r = run_cli("funes", "compact", "ana/kb")
     assert r.returncode == 2 and r.stderr.decode().startswith(
         "funes: hf://datasets/ana/kb is a Hub"
     )
-    r = run_cmd("funes", "compact", tmp_path / "a", "--memory", tmp_path / "b")
+    r = run_cli("funes", "compact", tmp_path / "a", "--memory", tmp_path / "b")
     assert r.returncode == 2 and r.stderr.decode().startswith("funes: give the memory once")
 
 
@@ -54,15 +54,15 @@ def test_doctor_finds_duplicate_rows_and_stale_state_entries(tmp_path: Path) -> 
     (mem / "state.json").write_text(
         json.dumps({str(transcript): {"sig": "1:2", "level": "text", "thinking": True}})
     )
-    r = run_cmd("funes", "doctor", "claude", "--memory", mem, "--json")
+    r = run_cli("funes", "doctor", "claude", "--memory", mem, "--json")
     got = json.loads(r.stdout)["memory"]
     assert (got["duplicate_rows"], got["stale_state_entries"]) == (1, 1)
-    text = run_cmd("funes", "doctor", "claude", "--memory", mem).stdout.decode()
+    text = run_cli("funes", "doctor", "claude", "--memory", mem).stdout.decode()
     assert "  1 duplicate rows: chunk ids stored more than once" in text
     assert (
         f"  1 indexed transcript files no longer exist (their sessions stay in the memory), e.g. {transcript}"
         in text
     )
     transcript.write_text("")
-    again = json.loads(run_cmd("funes", "doctor", "claude", "--memory", mem, "--json").stdout)
+    again = json.loads(run_cli("funes", "doctor", "claude", "--memory", mem, "--json").stdout)
     assert again["memory"]["stale_state_entries"] == 0

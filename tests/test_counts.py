@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import run_cmd
+from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_noop_runs import probe
@@ -48,7 +48,7 @@ def test_a_status_right_after_a_write_reads_the_writers_counts_without_the_table
     mem = tmp_path / "mem"
     lines = [chunk_line(1, "alpha beta"), chunk_line(2, "gamma", vector=[0.05] * 384)]
     lines.append(chunk_line(3, "delta", session_id="s2", harness="codex"))
-    r = run_cmd("funes-write", "--memory", mem, input="\n".join(lines) + "\n")
+    r = run_cli("funes-write", "--memory", mem, input="\n".join(lines) + "\n")
     assert r.returncode == 0, r.stderr
 
     first, loaded = status(mem)
@@ -60,12 +60,12 @@ def test_a_status_right_after_a_write_reads_the_writers_counts_without_the_table
     }
     # One more session, written by another process: still no table opened, the new counts.
     more = chunk_line(4, "epsilon", session_id="s3", harness="pi") + "\n"
-    assert run_cmd("funes-write", "--memory", mem, input=more).returncode == 0
+    assert run_cli("funes-write", "--memory", mem, input=more).returncode == 0
     after, loaded = status(mem)
     assert loaded == []
     assert (after["chunks"], after["sessions"], after["without_vectors"]) == (4, 3, 3)
     assert after["by_agent"]["pi"] == {"sessions": 1, "chunks": 1}
-    text = run_cmd("funes", "status", "--memory", mem).stdout.decode()
+    text = run_cli("funes", "status", "--memory", mem).stdout.decode()
     assert "chunks: 4\n" in text and "sessions: 3\n" in text and "  pi: 1 session, 1 chunks" in text
     assert {k: after[k] for k in COUNTED} == {k: v for k, v in scanned(mem).items() if k in COUNTED}
 
@@ -78,7 +78,7 @@ def test_a_table_written_without_the_counts_is_counted_again_never_misreported(
     that the next status and the next writer go on from."""
     mem = tmp_path / "mem"
     assert (
-        run_cmd("funes-write", "--memory", mem, input=chunk_line(1, "alpha") + "\n").returncode == 0
+        run_cli("funes-write", "--memory", mem, input=chunk_line(1, "alpha") + "\n").returncode == 0
     )
     assert status(mem)[0]["chunks"] == 1
 
@@ -98,7 +98,7 @@ def test_a_table_written_without_the_counts_is_counted_again_never_misreported(
     assert again["last_indexed"] == doc["last_indexed"]  # one clock: the newest version's
     # The next writer goes on from the counts the status wrote.
     assert (
-        run_cmd("funes-write", "--memory", mem, input=chunk_line(9, "omega") + "\n").returncode == 0
+        run_cli("funes-write", "--memory", mem, input=chunk_line(9, "omega") + "\n").returncode == 0
     )
     doc, loaded = status(mem)
     assert loaded == [] and (doc["chunks"], doc["sessions"]) == (4, 3)
@@ -109,11 +109,11 @@ def test_counts_left_by_a_writer_that_died_before_updating_them_are_not_used(
 ) -> None:
     mem = tmp_path / "mem"
     assert (
-        run_cmd("funes-write", "--memory", mem, input=chunk_line(1, "alpha") + "\n").returncode == 0
+        run_cli("funes-write", "--memory", mem, input=chunk_line(1, "alpha") + "\n").returncode == 0
     )
     kept = (mem / counts.FILE).read_bytes()
     assert (
-        run_cmd("funes-write", "--memory", mem, input=chunk_line(2, "beta") + "\n").returncode == 0
+        run_cli("funes-write", "--memory", mem, input=chunk_line(2, "beta") + "\n").returncode == 0
     )
     (mem / counts.FILE).write_bytes(kept)  # as if the second writer died after its commit
     assert cached_status(mem) is None

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import run_cmd
+from conftest import run_cli
 
 from funes.ingest.backfill import embed_unlocked, load_embed
 from funes.store.embedding import tool_results
@@ -63,7 +63,7 @@ def rows(mem: Path) -> list[dict[str, Any]]:
 
 
 def status(mem: Path) -> dict[str, Any]:
-    r = run_cmd("funes", "status", "--json", "--memory", mem)
+    r = run_cli("funes", "status", "--json", "--memory", mem)
     assert r.returncode == 0, r.stderr.decode()
     return dict(json.loads(r.stdout))
 
@@ -74,7 +74,7 @@ def test_head_leaves_long_tool_results_to_words_and_nothing_waits(
 ) -> None:
     mem = tmp_path / "mem"
     src = transcript(private_home)
-    r = run_cmd("funes", "index", src, "--embed-tool-results", "head", "--memory", mem)
+    r = run_cli("funes", "index", src, "--embed-tool-results", "head", "--memory", mem)
     assert r.returncode == 0, r.stderr.decode()
     line = r.stdout.decode().strip().splitlines()[-1]
     assert "waiting=" not in line and "lines_skipped=1" in line, line
@@ -89,7 +89,7 @@ def test_head_leaves_long_tool_results_to_words_and_nothing_waits(
     assert any(x["block_type"] == "tool_result" and x["split_idx"] == 0 for x in others)
 
     # Found by words, though it has no vector.
-    found = run_cmd("funes", "recall", TAIL_WORD, "checksum", "--json", "--memory", mem)
+    found = run_cli("funes", "recall", TAIL_WORD, "checksum", "--json", "--memory", mem)
     assert found.returncode == 0, found.stderr.decode()
     assert TAIL_WORD in found.stdout.decode()
 
@@ -97,18 +97,18 @@ def test_head_leaves_long_tool_results_to_words_and_nothing_waits(
     st = status(mem)
     assert st["without_vectors"] == 0 and st["tool_results"] == "head"
     assert open_memory(mem).counts().without_vectors == 0  # what `funes doctor` reports
-    shown = run_cmd("funes", "status", "--memory", mem).stdout.decode()
+    shown = run_cli("funes", "status", "--memory", mem).stdout.decode()
     assert "awaiting vectors" not in shown
     assert "tool results: only each one's first piece gets a vector, by choice" in shown
-    back = run_cmd("funes", "index", "--backfill", "--memory", mem)
+    back = run_cli("funes", "index", "--backfill", "--memory", mem)
     assert back.returncode == 0, back.stderr.decode()
     assert "embedded=" not in back.stdout.decode() or "embedded=0" in back.stdout.decode()
-    again = run_cmd("funes", "index", src, "--memory", mem)  # the setting is remembered
+    again = run_cli("funes", "index", src, "--memory", mem)  # the setting is remembered
     assert again.returncode == 0 and "waiting=" not in again.stdout.decode()
     assert all(x["vector"] is None for x in rows(mem) if x["id"] in {t["id"] for t in tails})
 
     # `all` takes it back: the same pieces wait at once (status counts them), and are embedded.
-    r = run_cmd("funes", "index", "--backfill", "--embed-tool-results", "all", "--memory", mem)
+    r = run_cli("funes", "index", "--backfill", "--embed-tool-results", "all", "--memory", mem)
     assert r.returncode == 0, r.stderr.decode()
     assert f"embedded={len(tails)}" in r.stdout.decode(), r.stdout.decode()
     assert all(x["vector"] is not None for x in rows(mem))
@@ -121,13 +121,13 @@ def test_switching_back_to_all_counts_the_pieces_as_waiting_at_once(
 ) -> None:
     mem = tmp_path / "mem"
     src = transcript(private_home, turns=2)
-    r = run_cmd("funes", "index", src, "--no-embed", "--embed-tool-results", "head",
+    r = run_cli("funes", "index", src, "--no-embed", "--embed-tool-results", "head",
                 "--memory", mem)  # fmt: skip
     assert r.returncode == 0, r.stderr.decode()
     stored = rows(mem)
     tails = sum(1 for x in stored if x["block_type"] == "tool_result" and x["split_idx"] >= 1)
     assert tails and status(mem)["without_vectors"] == len(stored) - tails
-    r = run_cmd("funes", "index", src, "--no-embed", "--embed-tool-results", "all",
+    r = run_cli("funes", "index", src, "--no-embed", "--embed-tool-results", "all",
                 "--memory", mem)  # fmt: skip
     assert r.returncode == 0, r.stderr.decode()
     st = status(mem)
@@ -135,7 +135,7 @@ def test_switching_back_to_all_counts_the_pieces_as_waiting_at_once(
 
 
 def test_a_bad_setting_is_refused_by_name(private_home: Path, tmp_path: Path) -> None:
-    r = run_cmd("funes", "index", "--embed-tool-results", "some", "--memory", tmp_path / "m")
+    r = run_cli("funes", "index", "--embed-tool-results", "some", "--memory", tmp_path / "m")
     assert r.returncode == 2
     err = r.stderr.decode()
     assert "--embed-tool-results" in err and "head" in err
@@ -149,7 +149,7 @@ def test_backfill_embeds_text_then_tool_calls_then_tool_results(
 ) -> None:
     mem = tmp_path / "mem"
     src = transcript(private_home, turns=3)
-    r = run_cmd("funes", "index", src, "--no-embed", "--embed-tool-results", setting,
+    r = run_cli("funes", "index", src, "--no-embed", "--embed-tool-results", setting,
                 "--memory", mem)  # fmt: skip
     assert r.returncode == 0, r.stderr.decode()
     kinds = {x["text"]: x["block_type"] for x in rows(mem)}

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import jsonl, run_cmd
+from conftest import jsonl, run_cli
 from memory_builder import build, chunk
 
 from funes import validate
@@ -16,7 +16,7 @@ from funes.retrieval import Filters
 
 
 def hits(mem: Path, *args: str) -> list[dict[str, object]]:
-    r = run_cmd("funes", "recall", *args, "--json", "--memory", mem)
+    r = run_cli("funes", "recall", *args, "--json", "--memory", mem)
     assert r.returncode == 0, r.stderr
     return [h for h in jsonl(r.stdout) if h["kind"] == "hit"]
 
@@ -80,7 +80,7 @@ def test_several_harnesses_and_claude_code_as_claude(crowd: Path) -> None:
 
 def test_query_lines_take_the_same_filters(crowd: Path) -> None:
     line = {"query": "deploy cache", "id": "q", "role": "user", "harness": ["pi", "codex"]}
-    r = run_cmd("funes-query", "--memory", crowd, input=json.dumps(line) + "\n")
+    r = run_cli("funes-query", "--memory", crowd, input=json.dumps(line) + "\n")
     assert r.returncode == 0, r.stderr
     got = jsonl(r.stdout)
     assert len(got) == 3 and {(h["role"], h["harness"]) for h in got} == {("user", "pi")}
@@ -95,5 +95,5 @@ def test_filter_values_are_checked_and_explained() -> None:
         validate.filters({"role": "user; drop table"})
     with pytest.raises(UsageError, match=r"^'harness' must be an agent funes reads"):
         validate.filters({"harness": "claude,vim"}, style="mcp")
-    r = run_cmd("funes", "recall", "x", "--role", "us er")
+    r = run_cli("funes", "recall", "x", "--role", "us er")
     assert r.returncode == 2 and r.stderr.decode().startswith("funes: --role must be turn roles")

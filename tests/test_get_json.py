@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cmd, write_jsonl
+from conftest import run_cli, write_jsonl
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -67,11 +67,11 @@ def memory(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[st
             _line("t-5", "t-4", 5, "user", "tile 14/8/5 empty\n" * 2500),  # past the range cap
         ],
     )
-    parsed = run_cmd("funes-parse", transcript)
-    chunks = run_cmd("funes-chunk", "--no-redact", input=parsed.stdout)
+    parsed = run_cli("funes-parse", transcript)
+    chunks = run_cli("funes-chunk", "--no-redact", input=parsed.stdout)
     assert chunks.returncode == 0, chunks.stderr
     mem = root / "mem"
-    w = run_cmd("funes-write", "--memory", mem, input=chunks.stdout)
+    w = run_cli("funes-write", "--memory", mem, input=chunks.stdout)
     assert w.returncode == 0, w.stderr
     return mem, [json.loads(x) for x in chunks.stdout.decode().splitlines()]
 
@@ -84,7 +84,7 @@ def test_get_json_prints_the_window_as_chunk_records(
     memory: tuple[Path, list[dict[str, Any]]],
 ) -> None:
     mem, stored = memory
-    r = run_cmd("funes", "get", SID, "t-2", "--window", "1", "--json", "--memory", mem)
+    r = run_cli("funes", "get", SID, "t-2", "--window", "1", "--json", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert SECRET.encode() not in r.stdout and SECRET[4:20].encode() not in r.stdout
     got = _records(r.stdout)
@@ -117,7 +117,7 @@ def test_get_json_reads_a_range_and_says_where_the_cap_stopped_on_stderr(
     memory: tuple[Path, list[dict[str, Any]]],
 ) -> None:
     mem, stored = memory
-    r = run_cmd("funes", "get", SID, "--from", "0", "--to", "4", "--json", "--memory", mem)
+    r = run_cli("funes", "get", SID, "--from", "0", "--to", "4", "--json", "--memory", mem)
     assert r.returncode == 0, r.stderr
     got = _records(r.stdout)
     assert sorted(c["id"] for c in got) == sorted(c["id"] for c in stored if c["seq"] <= 4)
@@ -125,7 +125,7 @@ def test_get_json_reads_a_range_and_says_where_the_cap_stopped_on_stderr(
     assert b"[REDACTED:github-pat]" in r.stdout and SECRET.encode() not in r.stdout
     # Turn 5 does not fit the 40,000-character cap after the others: the records stop before
     # it, and stderr (not the JSON on stdout) names the --from that reads it.
-    r = run_cmd("funes", "get", SID, "--from", "0", "--to", "5", "--json", "--memory", mem)
+    r = run_cli("funes", "get", SID, "--from", "0", "--to", "5", "--json", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert {c["seq"] for c in _records(r.stdout)} == {0, 1, 2, 3, 4}
     assert r.stderr.decode().splitlines() == [
@@ -138,7 +138,7 @@ def test_get_json_with_a_format_is_a_usage_error(
     memory: tuple[Path, list[dict[str, Any]]],
 ) -> None:
     mem, _ = memory
-    r = run_cmd("funes", "get", SID, "t-2", "--json", "--format", "agent", "--memory", mem)
+    r = run_cli("funes", "get", SID, "t-2", "--json", "--format", "agent", "--memory", mem)
     assert r.returncode == 2 and r.stdout == b""
     assert r.stderr.decode().startswith("funes: ") and "--json" in r.stderr.decode()
 
@@ -147,7 +147,7 @@ def test_get_json_of_an_unknown_turn_is_one_error_line(
     memory: tuple[Path, list[dict[str, Any]]],
 ) -> None:
     mem, _ = memory
-    r = run_cmd("funes", "get", SID, "no-such-turn", "--json", "--memory", mem)
+    r = run_cli("funes", "get", SID, "no-such-turn", "--json", "--memory", mem)
     assert r.returncode == 1 and r.stdout == b""
     (line,) = r.stderr.decode().splitlines()
     assert line.startswith(f"funes: turn no-such-turn not found in session {SID}")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cmd, write_jsonl
+from conftest import run_cli, write_jsonl
 from test_scrub import bench
 
 from funes.secrets import RULES_VERSION
@@ -145,16 +145,16 @@ def everything_served(mem: Path) -> bytes:
     out = []
     for q in QUERIES[:3]:
         for extra in ((), ("--json",)):
-            r = run_cmd("funes", "recall", q, "-k", "30", "--neighbors", "2", "--memory", mem,
+            r = run_cli("funes", "recall", q, "-k", "30", "--neighbors", "2", "--memory", mem,
                         *extra)  # fmt: skip
             assert r.returncode == 0, r.stderr
             out.append(r.stdout + r.stderr)
     batch = "".join(json.dumps({"query": q, "k": 50, "neighbors": 2}) + "\n" for q in QUERIES)
-    r = run_cmd("funes-query", "--memory", mem, input=batch)
+    r = run_cli("funes-query", "--memory", mem, input=batch)
     assert r.returncode == 0, r.stderr
     out.append(r.stdout + r.stderr)
     for fmt in ("agent", "human"):
-        r = run_cmd("funes", "get", SID, f"{SID[:8]}-turn-0000", "--window", "1000",
+        r = run_cli("funes", "get", SID, f"{SID[:8]}-turn-0000", "--window", "1000",
                     "--format", fmt, "--memory", mem)  # fmt: skip
         assert r.returncode == 0, r.stderr
         out.append(r.stdout + r.stderr)
@@ -175,12 +175,12 @@ def test_every_hostile_value_is_redacted_at_ingest(
     hostile: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     path, values = hostile
-    parsed = run_cmd("funes-parse", path)
-    chunks = run_cmd("funes-chunk", input=parsed.stdout)
+    parsed = run_cli("funes-parse", path)
+    chunks = run_cli("funes-chunk", input=parsed.stdout)
     assert chunks.returncode == 0, chunks.stderr
     assert leaks(chunks.stdout, values) == []
     # what the fixture holds before redaction: every value, or the test proves nothing
-    raw = run_cmd("funes-chunk", "--no-redact", input=parsed.stdout).stdout
+    raw = run_cli("funes-chunk", "--no-redact", input=parsed.stdout).stdout
     assert len(leaks(raw, values)) == len(values)
 
 
@@ -189,7 +189,7 @@ def test_an_indexed_hostile_transcript_leaves_no_secret_on_disk_or_in_any_output
 ) -> None:
     path, values = hostile
     mem = tmp_path / "mem"
-    r = run_cmd("funes", "index", path, "--yes", "--no-embed", "--memory", mem)
+    r = run_cli("funes", "index", path, "--yes", "--no-embed", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert leaks(r.stdout + r.stderr, values) == []
     assert dir_leaks(mem, values) == {}
@@ -203,8 +203,8 @@ def test_an_unredacted_copy_is_masked_when_served_also_under_an_old_rules_stamp(
 ) -> None:
     path, values = hostile
     mem = tmp_path / "mem"
-    chunks = run_cmd("funes-chunk", "--no-redact", input=run_cmd("funes-parse", path).stdout)
-    assert run_cmd("funes-write", "--memory", mem, input=chunks.stdout).returncode == 0
+    chunks = run_cli("funes-chunk", "--no-redact", input=run_cli("funes-parse", path).stdout)
+    assert run_cli("funes-write", "--memory", mem, input=chunks.stdout).returncode == 0
     # the lexical index hashes redacted text even for these rows
     assert dir_leaks(mem / "lexical", values) == {}
     assert leaks(everything_served(mem), values) == []

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-from conftest import run_cmd, write_jsonl
+from conftest import run_cli, write_jsonl
 from test_scrub import seeded_session
 
 from funes.store import open_memory
@@ -55,7 +55,7 @@ def test_an_index_runs_lexical_index_is_the_one_its_table_rebuilds(
     long = long_prose_session(private_home / "long", list(values), seed=5)
     mem = tmp_path / "mem"
     for path in (hostile, long):
-        r = run_cmd("funes", "index", path, "--yes", "--no-embed", "--memory", mem)
+        r = run_cli("funes", "index", path, "--yes", "--no-embed", "--memory", mem)
         assert r.returncode == 0, r.stderr
     rebuilt = tmp_path / "rebuilt"
     shutil.copytree(mem, rebuilt)

@@ -7,7 +7,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from conftest import answer_on_a_terminal, run_cmd
+from conftest import answer_on_a_terminal, run_cli
 from test_index import write_claude, write_codex
 
 from funes.ingest import indexer
@@ -37,7 +37,7 @@ def test_without_a_terminal_the_run_names_the_chunks_waiting_and_the_command(
 ) -> None:
     src = write_claude(private_home, "sess-n", 6)
     mem = tmp_path / "mem"
-    r = run_cmd("funes", "index", src, "--no-embed", "--memory", mem)
+    r = run_cli("funes", "index", src, "--no-embed", "--memory", mem)
     assert r.returncode == 0
     waiting = int(r.stdout.decode().split("waiting=")[1].split()[0])
     assert waiting > 0
@@ -47,7 +47,7 @@ def test_without_a_terminal_the_run_names_the_chunks_waiting_and_the_command(
     ]
     # A budgeted sweep stopped off a terminal says how many sessions it left unfinished.
     write_codex(private_home, "cdx-n", 4)
-    r = run_cmd("funes", "index", "--memory", mem, env={"FUNES_INDEX_BUDGET": "0"})
+    r = run_cli("funes", "index", "--memory", mem, env={"FUNES_INDEX_BUDGET": "0"})
     assert r.returncode == 0
     assert "funes: 1 session not fully indexed yet" in r.stderr.decode()  # claude: current
     assert "pass" not in r.stderr.decode()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cmd
+from conftest import run_cli
 
 from funes.errors import FunesError
 from funes.sources import envelope
@@ -81,22 +81,22 @@ def test_ingest_from_stdin_stores_and_recall_names_the_namespaced_session(
     private_home: Path, tmp_path: Path
 ) -> None:
     lines = "\n".join(json.dumps(session(session_id=s)) for s in ("chat-7", "chat-8")) + "\n"
-    r = run_cmd("funes", "ingest", "--no-embed", "--json", input=lines)
+    r = run_cli("funes", "ingest", "--no-embed", "--json", input=lines)
     assert r.returncode == 0, r.stderr.decode()
     assert json.loads(r.stdout.decode().splitlines()[-1])["chunks"] == 6
-    out = run_cmd("funes", "recall", "porcupine FIFO", "-k", "2").stdout.decode()
+    out = run_cli("funes", "recall", "porcupine FIFO", "-k", "2").stdout.decode()
     assert "→ get aider:chat-7 " in out or "→ get 'aider:chat-7' " in out
-    again = run_cmd("funes", "ingest", "--no-embed", "--json", input=lines)  # nothing new
+    again = run_cli("funes", "ingest", "--no-embed", "--json", input=lines)  # nothing new
     assert (
         again.returncode == 0 and json.loads(again.stdout.decode().splitlines()[-1])["chunks"] == 0
     )
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(session(session_id="chat-9", extra=True)))
-    r = run_cmd("funes", "ingest", bad)
+    r = run_cli("funes", "ingest", bad)
     assert (
         r.returncode == 1
         and r.stderr.decode().count("\n") == 1
         and "unknown field 'extra'" in r.stderr.decode()
     )
-    assert "chat-9" not in run_cmd("funes", "sessions", "--json").stdout.decode()
+    assert "chat-9" not in run_cli("funes", "sessions", "--json").stdout.decode()
     assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("funes-ingest-*"))

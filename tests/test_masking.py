@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import run_cmd
+from conftest import run_cli
 from test_scrub import SID, build_unredacted, leaks, served
 
 from funes.secrets import RULES_VERSION, find
@@ -65,7 +65,7 @@ def test_a_stamped_memory_is_served_as_stored(
     stamp = {"format": 1, "scrub": {"scanner": "x", "rules": RULES_VERSION}}
     (mem / "redaction.json").write_text(json.dumps(stamp))
     assert vouched(mem)
-    r = run_cmd("funes", "get", SID, f"{SID[:8]}-turn-0016", "--window", "2", "--memory", mem)
+    r = run_cli("funes", "get", SID, f"{SID[:8]}-turn-0016", "--window", "2", "--memory", mem)
     assert leaks(r.stdout, unscanned[1])
 
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cmd
+from conftest import run_cli
 from test_index import write_claude
 from test_write import chunk_line
 
@@ -48,7 +48,7 @@ def test_a_noop_index_answers_without_opening_the_memory_and_still_sees_new_work
 ) -> None:
     src = write_claude(private_home, "sess-noop", 6)
     mem = tmp_path / "mem"
-    r = run_cmd("funes", "index", src, "--yes", "--memory", mem)
+    r = run_cli("funes", "index", src, "--yes", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert "waiting=" not in r.stdout.decode()
 
@@ -64,7 +64,7 @@ def test_a_noop_index_answers_without_opening_the_memory_and_still_sees_new_work
     assert out.strip() == "indexed sessions=0 skipped=1 chunks=0 embedded=0"
 
     # A chunk written since without a vector is work: the same run now embeds it.
-    r = run_cmd("funes-write", "--memory", mem, input=chunk_line(1, "gamma delta") + "\n")
+    r = run_cli("funes-write", "--memory", mem, input=chunk_line(1, "gamma delta") + "\n")
     assert r.returncode == 0, r.stderr
     code, out, loaded = probe("index", src, "--yes", "--memory", mem)
     assert code == 0 and "lance" in loaded
@@ -72,7 +72,7 @@ def test_a_noop_index_answers_without_opening_the_memory_and_still_sees_new_work
 
     # A session that grew is work too.
     write_claude(private_home, "sess-noop", 9)
-    r = run_cmd("funes", "index", src, "--yes", "--memory", mem)
+    r = run_cli("funes", "index", src, "--yes", "--memory", mem)
     summary = r.stdout.decode().strip()
     assert summary.startswith("indexed sessions=1 skipped=0 chunks=") and "chunks=0" not in summary
     code, out, loaded = probe("index", src, "--yes", "--memory", mem)
@@ -83,7 +83,7 @@ def test_a_status_reads_the_counts_and_a_write_keeps_them_current(
     private_home: Path, tmp_path: Path
 ) -> None:
     mem = tmp_path / "mem"
-    r = run_cmd("funes-write", "--memory", mem, input=chunk_line(1, "alpha beta") + "\n")
+    r = run_cli("funes-write", "--memory", mem, input=chunk_line(1, "alpha beta") + "\n")
     assert r.returncode == 0, r.stderr
 
     def status() -> tuple[dict[str, object], list[str]]:
@@ -95,11 +95,11 @@ def test_a_status_reads_the_counts_and_a_write_keeps_them_current(
     assert first["chunks"] == 1 and first["without_vectors"] == 1 and loaded == []
     again, loaded = status()
     assert again == first and loaded == []
-    text = run_cmd("funes", "status", "--memory", mem).stdout.decode()
+    text = run_cli("funes", "status", "--memory", mem).stdout.decode()
     assert "chunks: 1\n" in text and "awaiting vectors: 1 chunks" in text
 
     more = "\n".join(chunk_line(i, f"word{i}") for i in (2, 3)) + "\n"
-    assert run_cmd("funes-write", "--memory", mem, input=more).returncode == 0
+    assert run_cli("funes-write", "--memory", mem, input=more).returncode == 0
     after, loaded = status()
     assert after["chunks"] == 3 and after["without_vectors"] == 3 and loaded == []
 
@@ -108,20 +108,20 @@ def test_a_backfill_with_nothing_to_embed_says_so(tmp_path: Path) -> None:
     mem = tmp_path / "mem"
     unit = [0.0] * 383 + [1.0]
     lines = [chunk_line(i, f"word{i} cache ttl", vector=unit) for i in range(1, 4)]
-    r = run_cmd("funes-write", "--memory", mem, input="\n".join(lines) + "\n")
+    r = run_cli("funes-write", "--memory", mem, input="\n".join(lines) + "\n")
     assert r.returncode == 0, r.stderr
-    r = run_cmd("funes", "index", "--backfill", "--memory", mem)
+    r = run_cli("funes", "index", "--backfill", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert r.stdout.decode() == "nothing to embed: every chunk has its vector\n"
     assert r.stderr == b""
     # --json keeps its record; -q stays quiet.
-    r = run_cmd("funes", "index", "--backfill", "--json", "--memory", mem)
+    r = run_cli("funes", "index", "--backfill", "--json", "--memory", mem)
     assert json.loads(r.stdout)["embedded"] == 0
-    assert run_cmd("funes", "index", "--backfill", "-q", "--memory", mem).stdout == b""
+    assert run_cli("funes", "index", "--backfill", "-q", "--memory", mem).stdout == b""
     # With a chunk waiting, the backfill embeds it and says what it did.
-    r = run_cmd("funes-write", "--memory", mem, input=chunk_line(9, "gamma delta") + "\n")
+    r = run_cli("funes-write", "--memory", mem, input=chunk_line(9, "gamma delta") + "\n")
     assert r.returncode == 0, r.stderr
-    r = run_cmd("funes", "index", "--backfill", "--memory", mem)
+    r = run_cli("funes", "index", "--backfill", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert r.stdout.decode().strip() == "indexed sessions=0 skipped=0 chunks=0 embedded=1"
 
@@ -136,17 +136,17 @@ def test_a_noop_index_after_a_compaction_or_a_scrub_still_answers_without_the_me
     8.9 s on a busy machine, mostly importing LanceDB, for `indexed sessions=0`)."""
     src = write_claude(private_home, "sess-maint", 6)
     mem = tmp_path / "mem"
-    r = run_cmd("funes", "index", src, "--yes", "--memory", mem)
+    r = run_cli("funes", "index", src, "--yes", "--memory", mem)
     assert r.returncode == 0 and "waiting=" not in r.stdout.decode(), r.stderr
     # each after a run that grew the session (a fragment for the compaction to merge); the
     # second compaction follows a scrub, after which no writer keeps the counts
     for turns, maintenance in ((9, ["compact"]), (12, ["scrub", "--builtin-only"]),
                                (15, ["compact"])):  # fmt: skip
         write_claude(private_home, "sess-maint", turns)
-        r = run_cmd("funes", "index", src, "--yes", "--memory", mem)
+        r = run_cli("funes", "index", src, "--yes", "--memory", mem)
         assert r.returncode == 0 and "waiting=" not in r.stdout.decode(), r.stderr
         versions = sorted(os.listdir(mem / "chunks.lance" / "_versions"))
-        r = run_cmd("funes", *maintenance, "--memory", mem)
+        r = run_cli("funes", *maintenance, "--memory", mem)
         assert r.returncode == 0, r.stderr
         assert sorted(os.listdir(mem / "chunks.lance" / "_versions")) != versions, maintenance
         code, out, loaded = probe("index", src, "--yes", "--memory", mem)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_cmd, write_jsonl
+from conftest import run_cli, write_jsonl
 from hubserver.helpers import Machine, hub, turn
 from hubserver.server import HubServer
 from test_hooks import run_hook, stop_payload, wait_for
@@ -57,10 +57,10 @@ def test_memory_logs_and_home_are_private_under_umask_022(
     private_home: Path, umask_022: None
 ) -> None:
     home = Path(os.environ["FUNES_HOME"])
-    r = run_cmd("funes", "index", transcript(private_home), "--yes", "--no-embed")
+    r = run_cli("funes", "index", transcript(private_home), "--yes", "--no-embed")
     assert r.returncode == 0, r.stderr
     chunk = {"kind": "chunk", "v": 1, "id": "c1", "text": "t", "session_id": "s", "turn_uuid": "u"}
-    w = run_cmd("funes-write", "--memory", home / "second", input=json.dumps(chunk) + "\n")
+    w = run_cli("funes-write", "--memory", home / "second", input=json.dumps(chunk) + "\n")
     assert w.returncode == 0, w.stderr
     fake = private_home / "fake-funes"
     fake.write_text("#!/bin/sh\necho indexed sessions=0\n")
@@ -77,20 +77,20 @@ def test_memory_logs_and_home_are_private_under_umask_022(
 
 def test_doctor_flags_wider_files_and_fix_makes_them_private(private_home: Path) -> None:
     home = Path(os.environ["FUNES_HOME"])
-    r = run_cmd("funes", "index", transcript(private_home), "--yes", "--no-embed")
+    r = run_cli("funes", "index", transcript(private_home), "--yes", "--no-embed")
     assert r.returncode == 0, r.stderr
     state = home / "memory" / "state.json"
     state.chmod(0o644)
     (home / "memory").chmod(0o755)
-    rep = json.loads(run_cmd("funes", "doctor", "claude", "--json").stdout)
+    rep = json.loads(run_cli("funes", "doctor", "claude", "--json").stdout)
     assert rep["open_files"]["count"] == 2
     assert set(rep["open_files"]["paths"]) == {str(state), str(home / "memory")}
-    text = run_cmd("funes", "doctor", "claude").stdout.decode()
+    text = run_cli("funes", "doctor", "claude").stdout.decode()
     assert "files: 2 readable by other users" in text and "`funes doctor --fix`" in text
-    fixed = run_cmd("funes", "doctor", "claude", "--fix")
+    fixed = run_cli("funes", "doctor", "claude", "--fix")
     assert "made 2 files private" in fixed.stderr.decode()
     assert modes(home) == {}
-    assert "files: private (readable by you alone)" in run_cmd("funes", "doctor").stdout.decode()
+    assert "files: private (readable by you alone)" in run_cli("funes", "doctor").stdout.decode()
 
 
 def test_a_remote_memory_is_cached_privately_and_its_turns_are_fenced_in_get(

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import REPO, jsonl, run_cmd, write_jsonl
+from conftest import REPO, jsonl, run_cli, write_jsonl
 
 from funes import ranker
 from funes.errors import FunesError
@@ -68,13 +68,13 @@ def memory(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     "and added a header row to the export."}]) for i in range(6)]  # fmt: skip
     write_jsonl(root / "n.jsonl", [{**r, "sessionId": "n"} for r in noise])
     mem = tmp_path_factory.mktemp("mem") / "memory"
-    r = run_cmd("funes", "index", root, "--yes", "--memory", mem)
+    r = run_cli("funes", "index", root, "--yes", "--memory", mem)
     assert r.returncode == 0, r.stderr
     return mem
 
 
 def query(mem: Path, text: str, *args: str, env: dict[str, str] | None = None) -> Any:
-    return run_cmd("funes-query", text, "--memory", mem, *args, env=env)
+    return run_cli("funes-query", text, "--memory", mem, *args, env=env)
 
 
 def test_the_answer_outranks_the_question_that_paraphrases_it(memory: Path) -> None:
@@ -95,7 +95,7 @@ def test_identical_tool_outputs_collapse_into_one_hit_with_their_places(memory: 
     assert {d["session_id"] for d in dups} | {same[0]["session_id"]} == {"a", "b"}
     for d in dups:
         assert d["get"].startswith(f"funes get {d['session_id']} {d['turn_uuid']} --memory ")
-    out = run_cmd("funes", "recall", "tsc found 0 errors watching for file changes",
+    out = run_cli("funes", "recall", "tsc found 0 errors watching for file changes",
                   "--memory", memory, "-k", "8").stdout.decode()  # fmt: skip
     blocks = [b for b in out.split("---\n") if "tsc: Found 0" in "".join(b.splitlines()[2:3])]
     assert len(blocks) == 1
@@ -110,7 +110,7 @@ def test_a_memory_with_no_vectors_ranks_with_weights_fit_for_it(tmp_path: Path) 
     root = tmp_path / ".claude" / "projects" / "-home-ana-exporter"
     write_jsonl(root / "a.jsonl", session("a", 3, tool_pair("a", 1, "2026-10-03T10:05:00Z")))
     mem = tmp_path / "memory"
-    r = run_cmd("funes", "index", root, "--no-embed", "--yes", "--memory", mem)
+    r = run_cli("funes", "index", root, "--no-embed", "--yes", "--memory", mem)
     assert r.returncode == 0, r.stderr
     hits = jsonl(query(mem, "which permission did the service account lose?", "-k", "3").stdout)
     assert "storage.objects.create" in hits[0]["text"], [h["text"][:40] for h in hits]
@@ -137,7 +137,7 @@ def test_a_missing_or_damaged_weights_file_is_one_funes_line(
         doc = json.loads((REPO / "funes" / "data" / "ranker.json").read_text())
         doc["features"] = doc["features"][::-1]
         path.write_text(json.dumps(doc))
-    r = run_cmd("funes", "recall", QUESTION, "--memory", memory,
+    r = run_cli("funes", "recall", QUESTION, "--memory", memory,
                 env={"FUNES_RANKER_WEIGHTS": str(path)})  # fmt: skip
     err = r.stderr.decode()
     assert r.returncode == 1 and r.stdout == b""
@@ -249,9 +249,9 @@ def test_text_thinking_and_splits_of_one_turn_collapse_into_one_hit(tmp_path: Pa
     recs[0]["sessionId"] = "t"
     write_jsonl(root / "t.jsonl", recs)
     mem = tmp_path / "memory"
-    r = run_cmd("funes", "index", root, "--yes", "--memory", mem)
+    r = run_cli("funes", "index", root, "--yes", "--memory", mem)
     assert r.returncode == 0, r.stderr
-    chunks = jsonl(run_cmd("funes-parse", root / "t.jsonl").stdout)
+    chunks = jsonl(run_cli("funes-parse", root / "t.jsonl").stdout)
     assert len(chunks) == 3
     hits = jsonl(query(mem, "why were the flaky upload retries failing", "-k", "5").stdout)
     step = [h for h in hits if h["turn_uuid"] in ("t-a1", "t-a2")]
@@ -282,7 +282,7 @@ def test_two_assistant_texts_in_a_row_stay_two_hits(tmp_path: Path) -> None:
             r["message"]["id"] = f"msg_0{i}"
     write_jsonl(root / "t.jsonl", recs)
     mem = tmp_path / "memory"
-    r = run_cmd("funes", "index", root, "--yes", "--memory", mem)
+    r = run_cli("funes", "index", root, "--yes", "--memory", mem)
     assert r.returncode == 0, r.stderr
     hits = jsonl(query(mem, "why did the upload retry fail with an expired URL", "-k", "5").stdout)
     assert {"t-a1", "t-a2"} <= {h["turn_uuid"] for h in hits}, [h["turn_uuid"] for h in hits]
@@ -309,7 +309,7 @@ def listings(tmp_path_factory: pytest.TempPathFactory) -> Path:
             ]
         write_jsonl(root / f"l{k}.jsonl", [{**r, "sessionId": f"l{k}"} for r in recs])
     mem = tmp_path_factory.mktemp("lsmem") / "memory"
-    r = run_cmd("funes", "index", root, "--yes", "--memory", mem)
+    r = run_cli("funes", "index", root, "--yes", "--memory", mem)
     assert r.returncode == 0, r.stderr
     return mem
 
@@ -324,7 +324,7 @@ def test_a_question_with_no_real_word_is_never_strong(listings: Path, question: 
 def samples_memory(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled sample sessions (contrib/samples): a new user's first memory, 28 chunks."""
     mem = tmp_path_factory.mktemp("samples") / "memory"
-    r = run_cmd("funes", "index", REPO / "contrib" / "samples", "--yes", "--memory", mem)
+    r = run_cli("funes", "index", REPO / "contrib" / "samples", "--yes", "--memory", mem)
     assert r.returncode == 0, r.stderr
     return mem
 

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO, jsonl, run_cmd, write_jsonl
+from conftest import REPO, jsonl, run_cli, write_jsonl
 
 from funes.render.formats import WEAK_LINE, get_agent, recall_agent
 from funes.render.turns import group_turns
@@ -35,7 +35,7 @@ def sample_memory(samples_memory: Path) -> Path:
 
 
 def recall(mem: Path, *args: str | Path) -> str:
-    r = run_cmd("funes", "recall", *args, "--memory", mem)
+    r = run_cli("funes", "recall", *args, "--memory", mem)
     assert r.returncode == 0, r.stderr
     return r.stdout.decode()
 
@@ -51,7 +51,7 @@ def test_recall_finds_the_answer_and_its_get_line_runs(sample_memory: Path) -> N
     )
     assert get_line.startswith("  → get 5f0c2d1e-8a7b-4c3d-9e2f-1a2b3c4d5e6f c-11 --memory ")
     argv = shlex.split(get_line.split("→ ", 1)[1])
-    got = run_cmd("funes", *argv, "--window", "1")
+    got = run_cli("funes", *argv, "--window", "1")
     assert got.returncode == 0, got.stderr
     text = got.stdout.decode()
     turns = [line for line in text.splitlines() if line.startswith("[2026-")]
@@ -64,7 +64,7 @@ def test_recall_finds_the_answer_and_its_get_line_runs(sample_memory: Path) -> N
 
 
 def test_recall_json_gives_hit_records_with_provenance(sample_memory: Path) -> None:
-    hits = jsonl(run_cmd("funes", "recall", "migration lock timeout invoices", "--json",
+    hits = jsonl(run_cli("funes", "recall", "migration lock timeout invoices", "--json",
                          "--memory", sample_memory).stdout)  # fmt: skip
     assert hits and {h["kind"] for h in hits} == {"hit"}
     top = hits[0]
@@ -77,21 +77,21 @@ def test_recall_json_gives_hit_records_with_provenance(sample_memory: Path) -> N
 
 def test_filters_prefilter_both_legs(sample_memory: Path) -> None:
     base = ["funes", "recall", "cache", "--json", "-k", "5", "--memory", sample_memory]
-    codex = jsonl(run_cmd(*base, "--harness", "codex").stdout)
+    codex = jsonl(run_cli(*base, "--harness", "codex").stdout)
     assert len(codex) == 5 and {h["harness"] for h in codex} == {"codex"}
-    results = jsonl(run_cmd(*base, "--type", "tool_result").stdout)
+    results = jsonl(run_cli(*base, "--type", "tool_result").stdout)
     assert len(results) == 5 and {h["block_type"] for h in results} == {"tool_result"}
-    one = jsonl(run_cmd(*base, "--session", "agent-a3f9").stdout)
+    one = jsonl(run_cli(*base, "--session", "agent-a3f9").stdout)
     assert len(one) == 4 and {h["session_id"] for h in one} == {"agent-a3f9"}
 
 
 def test_since_and_until_use_turn_timestamps(sample_memory: Path) -> None:
     base = ["funes", "recall", "what failed", "--json", "-k", "50", "--memory", sample_memory]
-    late = jsonl(run_cmd(*base, "--since", "2026-11-01").stdout)
+    late = jsonl(run_cli(*base, "--since", "2026-11-01").stdout)
     assert late and {h["harness"] for h in late} == {"codex"}
-    early = jsonl(run_cmd(*base, "--until", "2026-10-14").stdout)
+    early = jsonl(run_cli(*base, "--until", "2026-10-14").stdout)
     assert early and {h["harness"] for h in early} == {"claude_code"}
-    bad = run_cmd(*base, "--since", "last tuesday")
+    bad = run_cli(*base, "--since", "last tuesday")
     assert bad.returncode == 2 and bad.stderr.decode().startswith(
         "funes: --since must be a date (2026-03-01"
     )
@@ -118,9 +118,9 @@ def test_newer_of_two_equal_passages_ranks_first_but_old_exact_answers_survive(
     write_jsonl(root / "exact.jsonl", [claude("e1", "2024-10-01T10:00:00.000Z",
                 "The Postgres replica lag alert fires because WAL shipping runs every 15 minutes.")])  # fmt: skip
     mem = tmp_path / "memory"
-    assert run_cmd("funes", "index", root, "--yes", "--memory", mem).returncode == 0
+    assert run_cli("funes", "index", root, "--yes", "--memory", mem).returncode == 0
     hits = jsonl(
-        run_cmd(
+        run_cli(
             "funes", "recall", "why is grpcio pinned to 1.62?", "--json", "--memory", mem
         ).stdout
     )
@@ -128,7 +128,7 @@ def test_newer_of_two_equal_passages_ranks_first_but_old_exact_answers_survive(
     assert hits[0]["session_id"] == "new"
     assert [d["session_id"] for d in hits[0]["duplicates"]] == ["old"]
     hits = jsonl(
-        run_cmd(
+        run_cli(
             "funes", "recall", "why does the replica lag alert fire?", "--json", "--memory", mem
         ).stdout
     )
@@ -136,14 +136,14 @@ def test_newer_of_two_equal_passages_ranks_first_but_old_exact_answers_survive(
 
 
 def test_recall_without_an_index_says_what_to_do(tmp_path: Path) -> None:
-    r = run_cmd("funes", "recall", "anything", "--memory", tmp_path / "nothing")
+    r = run_cli("funes", "recall", "anything", "--memory", tmp_path / "nothing")
     assert r.returncode == 1
     err = r.stderr.decode()
     assert err.startswith("funes: ") and "funes index" in err and err.count("\n") == 1
 
 
 def test_get_of_an_unknown_turn_is_one_clear_line(sample_memory: Path) -> None:
-    r = run_cmd(
+    r = run_cli(
         "funes", "get", "5f0c2d1e-8a7b-4c3d-9e2f-1a2b3c4d5e6f", "nope", "--memory", sample_memory
     )
     assert r.returncode == 1 and r.stdout == b""
@@ -153,12 +153,12 @@ def test_get_of_an_unknown_turn_is_one_clear_line(sample_memory: Path) -> None:
     assert line.count("\n") == 0 and line.endswith("` reads its turns from the first")
     cmd = line.rsplit("`", 2)[-2].split()
     assert cmd[:2] == ["funes", "get"]
-    shown = run_cmd(*cmd)
+    shown = run_cli(*cmd)
     assert shown.returncode == 0 and "turn=c-1\n" in shown.stdout.decode()
 
 
 def test_status_reports_counts_agents_and_models(sample_memory: Path) -> None:
-    r = run_cmd("funes", "status", "--memory", sample_memory)
+    r = run_cli("funes", "status", "--memory", sample_memory)
     assert r.returncode == 0, r.stderr
     out = r.stdout.decode()
     assert f"memory: {sample_memory}\n" in out
@@ -168,7 +168,7 @@ def test_status_reports_counts_agents_and_models(sample_memory: Path) -> None:
     )
     assert "embedding model: sentence-transformers/all-MiniLM-L6-v2" in out
     assert "reranking: off" in out
-    doc = json.loads(run_cmd("funes", "status", "--json", "--memory", sample_memory).stdout)
+    doc = json.loads(run_cli("funes", "status", "--json", "--memory", sample_memory).stdout)
     assert doc["without_vectors"] == 0 and doc["chunks"] == 28
 
 
@@ -179,7 +179,7 @@ def test_query_answers_jsonl_lines_from_one_process(sample_memory: Path) -> None
         json.dumps({"query": "lock timeout", "id": 7, "k": 1, "harness": "codex"}),
         json.dumps({"query": "quantum chromodynamics lattice", "id": "z", "k": 1, "session": "nope"}),
     ]) + "\n"  # fmt: skip
-    r = run_cmd("funes-query", "--memory", sample_memory, input=lines)
+    r = run_cli("funes-query", "--memory", sample_memory, input=lines)
     assert r.returncode == 1 and b"<stdin>:2: invalid JSON" in r.stderr
     recs = jsonl(r.stdout)
     assert [(x["kind"], x.get("query_id")) for x in recs] == [
@@ -269,7 +269,7 @@ def test_a_damaged_memory_is_one_line_not_a_traceback(sample_memory: Path, tmp_p
     shutil.copytree(sample_memory, broken)
     for f in (broken / "chunks.lance" / "data").iterdir():
         f.unlink()
-    r = run_cmd("funes", "recall", "tile cache", "--memory", broken)
+    r = run_cli("funes", "recall", "tile cache", "--memory", broken)
     err = r.stderr.decode()
     assert r.returncode == 1 and "Traceback" not in err and err.count("\n") == 1
     assert err.startswith("funes: ") and "damaged or missing" in err
@@ -295,9 +295,9 @@ def test_a_hit_carries_a_few_neighbour_lines_not_a_whole_busy_turn(tmp_path: Pat
         r["sessionId"] = "busy"
     write_jsonl(root / "busy.jsonl", recs)
     mem = tmp_path / "memory"
-    assert run_cmd("funes", "index", root, "--yes", "--memory", mem).returncode == 0
+    assert run_cli("funes", "index", root, "--yes", "--memory", mem).returncode == 0
     hits = jsonl(
-        run_cmd(
+        run_cli(
             "funes-query",
             "importer drops rows with a trailing tab",
             "--memory",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import jsonl, run_cmd, write_jsonl
+from conftest import jsonl, run_cli, write_jsonl
 from test_models_reranker import build_tiny_cross_encoder
 
 
@@ -21,16 +21,16 @@ def test_recall_reranks_with_the_installed_cross_encoder(tmp_path: Path) -> None
         line("d", "database migration timeout"),
     ])  # fmt: skip
     mem = tmp_path / "memory"
-    assert run_cmd("funes", "index", tmp_path / "t", "--yes", "--memory", mem).returncode == 0
+    assert run_cli("funes", "index", tmp_path / "t", "--yes", "--memory", mem).returncode == 0
     env = {"FUNES_RERANKER": str(build_tiny_cross_encoder(tmp_path / "ce"))}
-    hits = jsonl(run_cmd("funes", "recall", "how do i fix the flaky test in ci", "--json",
+    hits = jsonl(run_cli("funes", "recall", "how do i fix the flaky test in ci", "--json",
                          "--memory", mem, env=env).stdout)  # fmt: skip
     assert hits[0]["turn_uuid"] == "b"
     rerank = [h["scores"]["rerank"] for h in hits]
     assert all(r is not None for r in rerank) and rerank == sorted(rerank, reverse=True)
-    status = run_cmd("funes", "status", "--memory", mem, env=env).stdout.decode()
+    status = run_cli("funes", "status", "--memory", mem, env=env).stdout.decode()
     assert "reranking: on (" in status
     # Without it, the same query ranks by the built-in second stage and says so.
-    plain = jsonl(run_cmd("funes", "recall", "how do i fix the flaky test in ci", "--json",
+    plain = jsonl(run_cli("funes", "recall", "how do i fix the flaky test in ci", "--json",
                           "--memory", mem).stdout)  # fmt: skip
     assert all(h["scores"]["rerank"] is None for h in plain)

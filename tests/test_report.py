@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import EVAL_DEV, jsonl, run_cmd, write_jsonl
+from conftest import EVAL_DEV, jsonl, run_cli, write_jsonl
 
 from funes.sources import registry
 
@@ -57,7 +57,7 @@ def test_all_reads_every_agents_known_locations_under_home(private_home: Path) -
     agents_home(private_home)
     # Something elsewhere in HOME is not a known location and is not read.
     write_jsonl(private_home / "notes/other.jsonl", CLAUDE)
-    r = run_cmd("funes-parse", "--all")
+    r = run_cli("funes-parse", "--all")
     assert r.returncode == 0, r.stderr
     turns = jsonl(r.stdout)
     by = {}
@@ -74,7 +74,7 @@ def test_all_reads_every_agents_known_locations_under_home(private_home: Path) -
 
 
 def test_all_with_no_agent_homes_is_one_clear_error(private_home: Path) -> None:
-    r = run_cmd("funes-parse", "--all")
+    r = run_cli("funes-parse", "--all")
     assert r.returncode == 1 and r.stdout == b""
     (line,) = r.stderr.decode().splitlines()
     assert line.startswith("funes: no agent transcripts under $HOME (looked in ")
@@ -86,13 +86,13 @@ def test_all_with_no_agent_homes_is_one_clear_error(private_home: Path) -> None:
 
 
 def test_all_takes_no_paths(tmp_path: Path) -> None:
-    r = run_cmd("funes-parse", "--all", tmp_path)
+    r = run_cli("funes-parse", "--all", tmp_path)
     assert r.returncode == 2 and b"--all" in r.stderr
 
 
 def test_report_prints_a_table_instead_of_turns(private_home: Path) -> None:
     agents_home(private_home)
-    r = run_cmd("funes-parse", "--all", "--report")
+    r = run_cli("funes-parse", "--all", "--report")
     assert r.returncode == 0, r.stderr
     out = r.stdout.decode()
     assert not out.lstrip().startswith("{")
@@ -108,7 +108,7 @@ def test_report_json_has_one_object_per_file_with_every_record_accounted_for(
     private_home: Path,
 ) -> None:
     agents_home(private_home)
-    r = run_cmd("funes-parse", "--all", "--report", "--json")
+    r = run_cli("funes-parse", "--all", "--report", "--json")
     assert r.returncode == 0, r.stderr
     reports = jsonl(r.stdout)
     assert len(reports) == 5
@@ -127,13 +127,13 @@ def test_report_makes_unexplained_and_unreadable_records_stand_out(tmp_path: Pat
         tmp_path / "s.jsonl",
         [*CLAUDE, {"type": "brand-new-kind", "text": "might be content"}, '{"type":"user","mess'],
     )
-    r = run_cmd("funes-parse", "--report", f)
+    r = run_cli("funes-parse", "--report", f)
     assert r.returncode == 1  # a line was skipped
     out = r.stdout.decode()
     assert "UNEXPLAINED (not read, might hold content): brand-new-kind 1" in out
     assert "unreadable: malformed_json 1 (line 5 malformed_json)" in out
     assert out.rstrip().endswith("1 unexplained record, 1 unreadable")
-    r = run_cmd("funes-parse", "--report", "--json", f)
+    r = run_cli("funes-parse", "--report", "--json", f)
     (rep,) = jsonl(r.stdout)
     assert rep["unexplained"] == {"brand-new-kind": 1} and rep["skipped_lines"] == [
         [5, "malformed_json"]
@@ -141,13 +141,13 @@ def test_report_makes_unexplained_and_unreadable_records_stand_out(tmp_path: Pat
 
 
 def test_json_without_report_is_a_usage_error(tmp_path: Path) -> None:
-    r = run_cmd("funes-parse", "--json", tmp_path)
+    r = run_cli("funes-parse", "--json", tmp_path)
     assert r.returncode == 2 and b"--json goes with --report" in r.stderr
 
 
 def test_harness_flag_overrides_sniffing(tmp_path: Path) -> None:
     f = write_jsonl(tmp_path / "s.jsonl", CLAUDE)
-    r = run_cmd("funes-parse", "--harness", "pi", "--report", "--json", f)
+    r = run_cli("funes-parse", "--harness", "pi", "--report", "--json", f)
     (rep,) = jsonl(r.stdout)
     assert rep["source"] == "pi" and rep["turns"] == 0
     # Read as pi, nothing fits, and the report says so.
@@ -156,7 +156,7 @@ def test_harness_flag_overrides_sniffing(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/eval-dev is not beside this checkout")
 def test_eval_dev_corpus_parses_with_no_unexplained_or_unreadable_record() -> None:
-    r = run_cmd("funes-parse", "--report", "--json", CORPUS)
+    r = run_cli("funes-parse", "--report", "--json", CORPUS)
     assert r.returncode == 0, r.stderr
     reports = jsonl(r.stdout)
     assert len(reports) == len(list(CORPUS.glob("*/*.jsonl")))
@@ -167,6 +167,6 @@ def test_eval_dev_corpus_parses_with_no_unexplained_or_unreadable_record() -> No
     assert {rep["harness"] for rep in reports} == {"claude_code", "codex", "pi"}
     # The two glued lines of the pi-mono sessions are read, not lost.
     assert sum(rep["repaired"].get("concatenated_records", 0) for rep in reports) == 2
-    table = run_cmd("funes-parse", "--report", CORPUS).stdout.decode()
+    table = run_cli("funes-parse", "--report", CORPUS).stdout.decode()
     assert table.rstrip().endswith("0 unexplained records, 0 unreadable")
     assert json.dumps(reports)  # plain JSON all the way down

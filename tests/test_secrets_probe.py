@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import run_cmd, write_jsonl
+from conftest import run_cli, write_jsonl
 from hubserver.helpers import Machine, hub
 from hubserver.server import HubServer
 from hypothesis import given, settings
@@ -294,11 +294,11 @@ def served(mem: Path) -> bytes:
     turns: set[tuple[str, str]] = set()
     for q in QUERIES[:3]:
         for extra in ((), ("--json",)):
-            r = run_cmd("funes", "recall", q, "-k", "40", "--memory", mem, *extra)
+            r = run_cli("funes", "recall", q, "-k", "40", "--memory", mem, *extra)
             assert r.returncode == 0, r.stderr
             out.append(r.stdout + r.stderr)
     batch = "".join(json.dumps({"query": q, "k": 60, "neighbors": 2}) + "\n" for q in QUERIES)
-    r = run_cmd("funes-query", "--memory", mem, input=batch)
+    r = run_cli("funes-query", "--memory", mem, input=batch)
     assert r.returncode == 0, r.stderr
     out.append(r.stdout + r.stderr)
     for line in r.stdout.decode().splitlines():
@@ -310,7 +310,7 @@ def served(mem: Path) -> bytes:
     memories = mcp_server.Memories(str(mem))
     for sid, tid in sessions.items():
         for fmt in ("agent", "human"):
-            g = run_cmd("funes", "get", sid, tid, "--window", "500", "--format", fmt,
+            g = run_cli("funes", "get", sid, tid, "--window", "500", "--format", fmt,
                         "--memory", mem)  # fmt: skip
             assert g.returncode == 0, g.stderr
             out.append(g.stdout + g.stderr)
@@ -335,7 +335,7 @@ def test_indexed_probe_leaves_no_value_on_disk_or_in_any_output(
 ) -> None:
     paths, _, frags = corpus
     mem = tmp_path / "mem"
-    r = run_cmd("funes", "index", *paths, "--yes", "--no-embed", "--memory", mem)
+    r = run_cli("funes", "index", *paths, "--yes", "--no-embed", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert not leaks(r.stdout + r.stderr, frags)
     assert dir_leaks(mem, frags) == []  # LanceDB files, lexical index, stamp: raw bytes
@@ -350,16 +350,16 @@ def test_scrub_cleans_a_memory_written_before_the_fix(
 ) -> None:
     paths, _, frags = corpus
     mem = tmp_path / "old"
-    parsed = run_cmd("funes-parse", *paths)
-    chunks = run_cmd("funes-chunk", "--no-redact", input=parsed.stdout)
-    assert run_cmd("funes-write", "--memory", mem, input=chunks.stdout).returncode == 0
+    parsed = run_cli("funes-parse", *paths)
+    chunks = run_cli("funes-chunk", "--no-redact", input=parsed.stdout)
+    assert run_cli("funes-write", "--memory", mem, input=chunks.stdout).returncode == 0
     # the stamp an index by the previous rules would have left
     stamp = {"format": 1, "ingest": {"detectors": "builtin", "rules": str(int(RULES_VERSION) - 1)}}
     (mem / "redaction.json").write_text(json.dumps(stamp))
     stored = b"".join(f.read_bytes() for f in (mem / "chunks.lance").rglob("*") if f.is_file())
     assert leaks(stored, frags)  # the old memory holds them
     assert not leaks(served(mem), frags)  # masked when served meanwhile
-    r = run_cmd("funes", "scrub", "--builtin-only", "--memory", mem)
+    r = run_cli("funes", "scrub", "--builtin-only", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert not leaks(r.stdout + r.stderr, frags)
     assert dir_leaks(mem, frags) == []

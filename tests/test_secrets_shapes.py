@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import run_cmd, write_jsonl
+from conftest import run_cli, write_jsonl
 from credential_shapes import KINDS, cases, digest
 from hubserver.helpers import Machine, hub
 from hubserver.server import HubServer
@@ -188,10 +188,10 @@ def probe_corpus(home: Path, seed: int) -> tuple[list[Path], list[str]]:
 @pytest.mark.slow
 def test_parse_and_chunk_of_four_agents_leave_no_value(tmp_path: Path, private_home: Path) -> None:
     paths, frags = probe_corpus(tmp_path / "home", 77)
-    parsed = run_cmd("funes-parse", *paths)
+    parsed = run_cli("funes-parse", *paths)
     assert b"3 skipped lines" in parsed.stderr  # the truncated lines, each counted (exit 1)
     assert leaked(parsed.stdout, frags)  # the transcripts hold them before redaction
-    chunked = run_cmd("funes-chunk", input=parsed.stdout)
+    chunked = run_cli("funes-chunk", input=parsed.stdout)
     assert chunked.returncode == 0, chunked.stderr
     assert b"[REDACTED:" in chunked.stdout and NOTE.encode() in chunked.stdout
     harnesses = {json.loads(line)["harness"] for line in chunked.stdout.decode().splitlines()}
@@ -210,7 +210,7 @@ def test_an_indexed_probe_leaves_no_value_on_disk_in_any_output_or_in_a_push(
 ) -> None:
     paths, frags = probe_corpus(tmp_path / "home", 78)
     mem = tmp_path / "mem"
-    r = run_cmd("funes", "index", *paths, "--yes", "--no-embed", "--memory", mem)
+    r = run_cli("funes", "index", *paths, "--yes", "--no-embed", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert leaked(r.stdout + r.stderr, frags) == []
     assert dir_leaks(mem, frags) == []  # LanceDB files, lexical index, stamp: raw bytes

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cmd
+from conftest import run_cli
 from test_store_id_index import fake_embed
 from test_store_session_index import big, chunk, status_json  # noqa: F401
 
@@ -21,7 +21,7 @@ from funes.store.memory import INDEX_STALE, open_memory
 
 
 def get_json(path: Path, session: str, turn: str) -> list[dict]:
-    r = run_cmd("funes", "get", session, turn, "--window", "2", "--json", "--memory", path)
+    r = run_cli("funes", "get", session, turn, "--window", "2", "--json", "--memory", path)
     assert r.returncode == 0, r.stderr
     return [json.loads(x) for x in r.stdout.decode().splitlines()]
 

@@ -9,7 +9,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from conftest import jsonl, run_cmd, write_jsonl
+from conftest import jsonl, run_cli, write_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memory_builder import build, chunk
@@ -45,13 +45,13 @@ def session(root: Path, sid: str, day: str, prompt: str, answers: list[str]) -> 
 
 
 def index(root: Path, mem: Path) -> Path:
-    r = run_cmd("funes", "index", root / ".claude" / "projects", "--no-embed", "--memory", mem)
+    r = run_cli("funes", "index", root / ".claude" / "projects", "--no-embed", "--memory", mem)
     assert r.returncode in (0, 1), r.stderr  # 1: the bad lines were skipped and counted
     return mem
 
 
 def funes(*args: str | Path) -> str:
-    r = run_cmd("funes", *args)
+    r = run_cli("funes", *args)
     assert r.returncode == 0, r.stderr.decode()
     return r.stdout.decode()
 
@@ -105,7 +105,7 @@ def test_sessions_filter_by_time_and_agent_and_print_json(history: Path) -> None
         ("s-mar", 4, "pin the runner image for the cache step")
     ]
     assert funes("sessions", "--harness", "codex", "--memory", history) == "no sessions\n"
-    r = run_cmd("funes", "sessions", "--limit", "500", "--memory", history)
+    r = run_cli("funes", "sessions", "--limit", "500", "--memory", history)
     assert r.returncode == 2
     assert r.stderr.decode() == "funes: --limit must be a whole number from 1 to 200 (got '500')\n"
 
@@ -175,9 +175,9 @@ def test_scan_finds_every_occurrence_and_none_of_a_regex_reading(haystack: Path)
 def test_scan_says_plainly_when_there_is_nothing(haystack: Path) -> None:
     out = funes("scan", "a+b", "hay", "--memory", haystack)
     assert out == 'no occurrence of "a+b" in session hay (4 turns, 4 blocks scanned)\n'
-    r = run_cmd("funes", "scan", "a.b", "nope", "--memory", haystack)
+    r = run_cli("funes", "scan", "a.b", "nope", "--memory", haystack)
     assert r.returncode == 1 and r.stderr.decode().startswith("funes: session nope not found")
-    r = run_cmd("funes", "scan", "", "hay", "--memory", haystack)
+    r = run_cli("funes", "scan", "", "hay", "--memory", haystack)
     assert r.returncode == 2 and r.stderr.decode().startswith("funes: the needle is empty")
 
 
@@ -258,10 +258,10 @@ def test_a_ranged_get_defaults_to_twenty_turns_and_cuts_one_huge_turn(long_sessi
 def test_recall_get_lines_still_run_beside_ranges(long_session: Path) -> None:
     out = funes("get", "long", "long-t5", "--window", "1", "--memory", long_session)
     assert turns_of(out) == [4, 5, 6]
-    r = run_cmd("funes", "get", "long", "long-t5", "--from", "3", "--memory", long_session)
+    r = run_cli("funes", "get", "long", "long-t5", "--from", "3", "--memory", long_session)
     assert r.returncode == 2
     assert r.stderr.decode().startswith("funes: give a TURN or a range (--from/--to), not both")
-    r = run_cmd("funes", "get", "long", "--from", "9", "--to", "3", "--memory", long_session)
+    r = run_cli("funes", "get", "long", "--from", "9", "--to", "3", "--memory", long_session)
     assert r.returncode == 2 and "--to 3 is before --from 9" in r.stderr.decode()
 
 
@@ -277,17 +277,17 @@ def test_a_short_session_id_as_a_hit_header_shows_it_is_answered_with_the_whole_
     mem = index(tmp_path, tmp_path / "m")
     for args in (("get", one[:8]), ("get", one[:8], f"{one}-a0"), ("get", one[:8], "--from", "0"),
                  ("sketch", one[:8])):  # fmt: skip
-        r = run_cmd("funes", *args, "--memory", mem)
+        r = run_cli("funes", *args, "--memory", mem)
         assert r.returncode == 1, (args, r.stdout)
         assert r.stderr.decode().splitlines() == [
             f"funes: session {one[:8]} not found in {mem} — did you mean {one}? (sessions are "
             "named by their whole id)"
         ], args
-    r = run_cmd("funes", "get", "7a1ba1ba", "--memory", mem)
+    r = run_cli("funes", "get", "7a1ba1ba", "--memory", mem)
     assert r.returncode == 1
     assert f"2 sessions start with it ({twins[0]}, {twins[1]}); name one by its whole id" in (
         r.stderr.decode()
     )
-    r = run_cmd("funes", "get", "ffffffff", "--memory", mem)
+    r = run_cli("funes", "get", "ffffffff", "--memory", mem)
     assert "`funes sessions` lists the sessions it holds" in r.stderr.decode()
     assert funes("get", one, "--memory", mem).count("the okapi answer") == 1

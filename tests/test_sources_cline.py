@@ -16,7 +16,7 @@ from agent_homes import (
     write_kilo,
     write_roo,
 )
-from conftest import run_cmd
+from conftest import run_cli
 
 from funes import sources
 
@@ -50,11 +50,11 @@ def test_rewrite_with_one_more_message_keeps_ids_and_adds_one_turn(private_home:
 @pytest.mark.slow
 def test_rewritten_task_stores_exactly_one_more_turn(private_home: Path) -> None:
     laid = write_cline(private_home)
-    r = run_cmd("funes", "index", "--no-embed", "--json", "--harness", "cline")
+    r = run_cli("funes", "index", "--no-embed", "--json", "--harness", "cline")
     assert r.returncode == 0, r.stderr.decode()
     msgs = [*cline_messages(laid.phrase), {"role": "user", "content": "and make it LRU"}]
     laid.where.write_text(json.dumps(msgs))
-    r = run_cmd("funes", "index", "--no-embed", "--json", "--harness", "cline")
+    r = run_cli("funes", "index", "--no-embed", "--json", "--harness", "cline")
     summary = json.loads(r.stdout.decode().strip().splitlines()[-1])
     assert summary["chunks"] == 1, summary  # the one new message: one short block, one chunk
     from funes.store.memory import open_memory

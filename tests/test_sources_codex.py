@@ -6,7 +6,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from conftest import run_cmd, write_jsonl
+from conftest import run_cli, write_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -276,10 +276,10 @@ def test_sessions_list_the_users_own_first_prompt_not_codexs_context(tmp_path: P
     write_jsonl(day / "rollout-2026-03-03T08-00-00-0190aa-bb.jsonl",
                 rollout(CODEX_CONTEXT[:4], "help me apply for the grant"))  # fmt: skip
     mem = tmp_path / "memory"
-    r = run_cmd("funes", "index", tmp_path / ".codex", "--no-embed", "--memory", mem)
+    r = run_cli("funes", "index", tmp_path / ".codex", "--no-embed", "--memory", mem)
     assert r.returncode in (0, 1), r.stderr
-    r = run_cmd("funes", "sessions", "--memory", mem)
+    r = run_cli("funes", "sessions", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert r.stdout.decode().splitlines()[1] == "  > help me apply for the grant"
-    r = run_cmd("funes", "sessions", "--memory", mem, "--json")
+    r = run_cli("funes", "sessions", "--memory", mem, "--json")
     assert json.loads(r.stdout)["prompt"] == "help me apply for the grant"

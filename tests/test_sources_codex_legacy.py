@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from conftest import run_cmd, write_jsonl
+from conftest import run_cli, write_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -133,7 +133,7 @@ def test_without_a_header_the_file_name_gives_the_session_and_time(tmp_path: Pat
 
 def test_parsing_the_public_shape_through_the_cli_explains_every_record(tmp_path: Path) -> None:
     f = write_jsonl(tmp_path / ".codex" / "sessions" / "2025" / "08" / "28" / NAME, EXAMPLE)
-    r = run_cmd("funes-parse", "--report", "--json", tmp_path / ".codex" / "sessions")
+    r = run_cli("funes-parse", "--report", "--json", tmp_path / ".codex" / "sessions")
     assert r.returncode == 0, r.stderr
     (rep,) = [json.loads(line) for line in r.stdout.splitlines()]
     assert (rep["path"], rep["harness"], rep["sessions"], rep["turns"]) == (str(f), "codex", 1, 6)
@@ -213,10 +213,10 @@ def test_a_rollout_with_no_turns_is_said_not_silently_dropped(tmp_path: Path) ->
     codex = tmp_path / ".codex"
     day = codex / "sessions" / "2025" / "08" / "28"
     write_jsonl(day / NAME, [HEADER, STATE, reasoning(), STATE])
-    r = run_cmd("funes-parse", "--report", codex / "sessions")
+    r = run_cli("funes-parse", "--report", codex / "sessions")
     err, out = r.stderr.decode(), r.stdout.decode()
     assert f"{NAME}: read as a codex transcript but no turns came of its 4 records" in err
     assert "NO TURNS: read as a codex transcript" in out
-    r = run_cmd("funes", "index", codex, "--no-embed", "--memory", tmp_path / "memory")
+    r = run_cli("funes", "index", codex, "--no-embed", "--memory", tmp_path / "memory")
     err = r.stderr.decode()
     assert "but no turns came of its 4 records" in err and "nothing indexed from it" in err

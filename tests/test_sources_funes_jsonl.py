@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cmd
+from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_parse_property import json_values
@@ -93,17 +93,17 @@ def test_index_stores_a_valid_file_and_refuses_a_bad_one_whole(
     private_home: Path, tmp_path: Path
 ) -> None:
     good = write(tmp_path / "exports/issue-42.funes.jsonl", turns())
-    r = run_cmd("funes", "index", "--no-embed", "--json", good)
+    r = run_cli("funes", "index", "--no-embed", "--json", good)
     assert r.returncode == 0, r.stderr.decode()
-    out = run_cmd("funes", "recall", "issue weasel eviction", "-k", "2").stdout.decode()
+    out = run_cli("funes", "recall", "issue weasel eviction", "-k", "2").stdout.decode()
     assert f"→ get '{ISSUE}' " in out and "weasel" in out  # quoted: the id holds a #
     bad = write(
         tmp_path / "bad/other.funes.jsonl",
         [{**turns()[0], "session_id": "s2"}, {**turns()[1], "extra": 1}],
     )
-    r = run_cmd("funes", "index", "--no-embed", "--json", bad)
+    r = run_cli("funes", "index", "--no-embed", "--json", bad)
     assert "unknown field 'extra' on a turn" in r.stderr.decode()
-    sessions = run_cmd("funes", "sessions", "--json").stdout.decode()
+    sessions = run_cli("funes", "sessions", "--json").stdout.decode()
     assert ISSUE in sessions and '"s2"' not in sessions  # nothing from the refused file
 
 
@@ -113,7 +113,7 @@ def test_check_validates_and_counts_without_writing(private_home: Path, tmp_path
     write(d / "b.funes.jsonl", [{**turns()[0], "oops": True}])
     dup = turns()[0]
     write(d / "c.funes.jsonl", [dup, {**dup, "seq": 1}])  # the same turn twice: the same ids
-    r = run_cmd("funes", "index", "--check", "--json", d)
+    r = run_cli("funes", "index", "--check", "--json", d)
     assert r.returncode == 1
     report = json.loads(r.stdout.decode())
     assert report["files"] == 3 and report["turns"] == 4 and report["duplicate_ids"] == 1
@@ -122,7 +122,7 @@ def test_check_validates_and_counts_without_writing(private_home: Path, tmp_path
     assert refused.startswith(str(d / "b.funes.jsonl")) and "unknown field 'oops'" in refused
     assert r.stderr.decode().count("\n") == 1
     assert not Path(os.environ["FUNES_HOME"]).exists()  # no memory created, nothing written
-    ok = run_cmd("funes", "index", "--check", d / "a.funes.jsonl")
+    ok = run_cli("funes", "index", "--check", d / "a.funes.jsonl")
     assert ok.returncode == 0 and "checked 1 file: 2 turns, 4 chunks" in ok.stdout.decode()
 
 

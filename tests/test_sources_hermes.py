@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import jsonl, run_cmd, write_jsonl
+from conftest import jsonl, run_cli, write_jsonl
 
 from funes import sources
 from funes.records import Turn
@@ -260,7 +260,7 @@ def test_wal_growth_changes_the_unit_signature(tmp_path: Path) -> None:
 def test_not_a_hermes_database_is_one_clear_error(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
     sqlite3.connect(db).executescript("CREATE TABLE kv (k TEXT, v TEXT);")
-    r = run_cmd("funes-parse", db)
+    r = run_cli("funes-parse", db)
     assert r.returncode == 1 and r.stdout == b""
     err = r.stderr.decode()
     assert f"{db}: not a Hermes state database (no messages table)" in err
@@ -269,7 +269,7 @@ def test_not_a_hermes_database_is_one_clear_error(tmp_path: Path) -> None:
 def test_forced_harness_reads_a_database_of_any_name(tmp_path: Path) -> None:
     db = tmp_path / "copy-of-hermes.sqlite"
     the_conversation(make_db(db))
-    r = run_cmd("funes-parse", "--harness", "hermes", db)
+    r = run_cli("funes-parse", "--harness", "hermes", db)
     assert r.returncode == 0, r.stderr
     assert len(jsonl(r.stdout)) == 5
 
@@ -297,7 +297,7 @@ def test_hermes_home_given_as_a_directory_also_reads_each_conversation_once(
     (hh / "sessions").mkdir(parents=True)
     the_conversation(make_db(hh / "state.db"))
     (hh / "sessions" / f"{SESSION}.jsonl").write_bytes((FIXTURES / f"{SESSION}.jsonl").read_bytes())
-    r = run_cmd("funes-parse", hh)
+    r = run_cli("funes-parse", hh)
     assert r.returncode == 0, r.stderr
     assert {t["turn_uuid"] for t in jsonl(r.stdout)} == {"1", "2", "3", "4", "5"}
 
@@ -307,7 +307,7 @@ def test_a_database_given_by_path_is_recognised_by_content_whatever_its_name(
 ) -> None:
     db = tmp_path / "backup.db"
     the_conversation(make_db(db))
-    r = run_cmd("funes-parse", db)
+    r = run_cli("funes-parse", db)
     assert r.returncode == 0, r.stderr
     turns = jsonl(r.stdout)
     assert [t["role"] for t in turns] == ["user", "assistant", "tool", "tool", "assistant"]
@@ -316,6 +316,6 @@ def test_a_database_given_by_path_is_recognised_by_content_whatever_its_name(
     }
     other = tmp_path / "notes.db"
     sqlite3.connect(other).executescript("CREATE TABLE kv (k TEXT, v TEXT);")
-    r = run_cmd("funes-parse", other)
+    r = run_cli("funes-parse", other)
     assert r.returncode == 1
     assert f"{other}: a SQLite database, but not Hermes' (no messages table)" in r.stderr.decode()

@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import jsonl, run_cmd
+from conftest import jsonl, run_cli
 
 from funes import sources
 from funes.errors import FunesError
@@ -142,7 +142,7 @@ def test_missing_required_column_is_a_clear_error(tmp_path: Path) -> None:
     f = write(tmp_path / "nomsg.parquet", [{"session_id": "x", "text": "hello"}])
     with pytest.raises(FunesError, match="no 'messages' column"):
         list(parquet.parse_path(f, FileStats(str(f))))
-    r = run_cmd("funes-parse", f)
+    r = run_cli("funes-parse", f)
     assert r.returncode == 1 and b"no 'messages' column" in r.stderr
 
 
@@ -154,8 +154,8 @@ def test_messages_of_the_wrong_type_are_a_clear_error(tmp_path: Path) -> None:
 
 def test_funes_parse_routes_parquet_by_extension(tmp_path: Path) -> None:
     f = write(tmp_path / "t.PARQUET", [row("s1", CONVERSATION)])
-    r = run_cmd("funes-parse", f)
+    r = run_cli("funes-parse", f)
     assert r.returncode == 0, r.stderr
     assert [t["role"] for t in jsonl(r.stdout)][:2] == ["system", "user"]
-    r = run_cmd("funes-parse", "-", input=f.read_bytes())
+    r = run_cli("funes-parse", "-", input=f.read_bytes())
     assert r.returncode == 1 and b"read from a file path, not a stream" in r.stderr

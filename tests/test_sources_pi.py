@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from conftest import EVAL_DEV, run_cmd, write_jsonl
+from conftest import EVAL_DEV, run_cli, write_jsonl
 
 from funes import sources
 from funes.records import Turn
@@ -165,9 +165,9 @@ def test_a_pi_hit_carries_pis_own_session_id_and_session_filters_by_it(
     f.parent.mkdir(parents=True)
     f.write_text(lines)
     mem = tmp_path / "mem"
-    r = run_cmd("funes", "index", "--harness", "pi", "--no-embed", "--yes", "--memory", mem)
+    r = run_cli("funes", "index", "--harness", "pi", "--no-embed", "--yes", "--memory", mem)
     assert r.returncode == 0, r.stderr
-    out = run_cmd("funes", "recall", "what builds the css", "-k", "1", "--memory", mem,
+    out = run_cli("funes", "recall", "what builds the css", "-k", "1", "--memory", mem,
                   "--session", pi_id).stdout.decode()  # fmt: skip
     header, get_line, *body = out.splitlines()
     # the top hit answers it (the tool output naming postcss, or the compaction summary that
@@ -176,7 +176,7 @@ def test_a_pi_hit_carries_pis_own_session_id_and_session_filters_by_it(
     assert "postcss" in "\n".join(body) and "what builds the css?" not in body
     turn = get_line.split()[3]
     assert turn in ("a3", "k1") and get_line == f"  → get {pi_id} {turn} --memory {mem}"
-    other = run_cmd("funes", "recall", "what builds the css", "--memory", mem, "--session", "s-77")
+    other = run_cli("funes", "recall", "what builds the css", "--memory", mem, "--session", "s-77")
     assert (
         other.stdout
         == (

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from conftest import run_cmd, write_jsonl
+from conftest import run_cli, write_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -53,17 +53,17 @@ def test_a_claude_file_with_no_turns_is_recognised_and_quiet() -> None:
 
 def test_index_and_parse_name_the_unrecognised_file(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "export.jsonl", [{"foo": 1}, {"bar": [1, 2]}])
-    r = run_cmd("funes-parse", path)
+    r = run_cli("funes-parse", path)
     assert r.returncode == 0
     assert f"funes-parse: {path}: read as a claude_code transcript (no agent's format matched" in (
         r.stderr.decode()
     )
     assert "no turns came of its 2 records (untyped 2)" in r.stderr.decode()
-    r = run_cmd("funes", "index", path, "--no-embed", "--memory", tmp_path / "m")
+    r = run_cli("funes", "index", path, "--no-embed", "--memory", tmp_path / "m")
     assert r.returncode == 0, r.stderr
     assert f"funes: {path}: read as a claude_code transcript (no agent's format matched" in (
         r.stderr.decode()
     )
     assert r.stderr.decode().rstrip().endswith("— nothing indexed from it")
-    assert json.loads(run_cmd("funes", "status", "--memory", tmp_path / "m", "--json").stdout or
+    assert json.loads(run_cli("funes", "status", "--memory", tmp_path / "m", "--json").stdout or
                       b"{}").get("chunks", 0) == 0  # fmt: skip

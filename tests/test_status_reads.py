@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from conftest import run_cmd
+from conftest import run_cli
 from test_index import write_claude, write_codex
 
 from funes.sources.routing import Unit
@@ -16,7 +16,7 @@ from funes.store.status import _du
 
 
 def status_json(memory: Path) -> dict:
-    r = run_cmd("funes", "status", "--memory", memory, "--json")
+    r = run_cli("funes", "status", "--memory", memory, "--json")
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -28,7 +28,7 @@ def test_status_counts_the_transcripts_grown_new_or_odd_since_the_index(
     grown = write_claude(home, "c1", 6)
     write_claude(home, "c2", 6, project="-home-ana-other")
     write_codex(home, "x1", 4)
-    r = run_cmd("funes", "index", "--yes", "--no-embed", "--memory", mem)
+    r = run_cli("funes", "index", "--yes", "--no-embed", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert status_json(mem)["pending_sources"] == 0
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EVAL_DEV, REPO, run_cmd
+from conftest import EVAL_DEV, REPO, run_cli
 
 sys.path.insert(0, str(REPO))  # the bench package lives at the repository root
 
@@ -46,7 +46,7 @@ def test_tree_uses_the_four_agents_layouts_and_parses_with_no_skipped_line(
     assert any(f.startswith(".pi/agent/sessions/--home-dev-") for f in files)
     assert ".hermes/state.db" in files
 
-    r = run_cmd("funes-parse", "--all", "--report", "--json", env={"HOME": str(tmp_path)})
+    r = run_cli("funes-parse", "--all", "--report", "--json", env={"HOME": str(tmp_path)})
     assert r.returncode == 0, r.stderr.decode()
     reports = [json.loads(x) for x in r.stdout.decode().splitlines() if x.strip()]
     assert sum(x["sessions"] for x in reports) == 40

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import jsonl, run_cmd
+from conftest import jsonl, run_cli
 
 
 def chunk_line(i: int, text: str, vector: list[float] | None = None, **extra: object) -> str:
@@ -25,11 +25,11 @@ def chunk_line(i: int, text: str, vector: list[float] | None = None, **extra: ob
 
 def test_write_appends_new_ids_and_reports_one_summary_line(tmp_path: Path) -> None:
     lines = [chunk_line(1, "alpha beta"), chunk_line(2, "gamma", vector=[0.05] * 384)]
-    r = run_cmd("funes-write", "--memory", tmp_path / "m", input="\n".join(lines) + "\n")
+    r = run_cli("funes-write", "--memory", tmp_path / "m", input="\n".join(lines) + "\n")
     assert r.returncode == 0, r.stderr.decode()
     assert jsonl(r.stdout) == [{"written": 2, "skipped": 0, "memory": str(tmp_path / "m")}]
     more = [chunk_line(2, "gamma"), chunk_line(3, "delta")]
-    r = run_cmd("funes-write", "--memory", tmp_path / "m", input="\n".join(more) + "\n")
+    r = run_cli("funes-write", "--memory", tmp_path / "m", input="\n".join(more) + "\n")
     assert jsonl(r.stdout)[0] == {"written": 1, "skipped": 1, "memory": str(tmp_path / "m")}
     from funes.store.memory import open_memory
 
@@ -52,9 +52,9 @@ def test_parse_chunk_write_pipeline_fills_the_default_memory(private_home: Path)
         )
         + "\n"
     )
-    turns = run_cmd("funes-parse", src).stdout
-    chunks = run_cmd("funes-chunk", input=turns).stdout
-    r = run_cmd("funes-write", input=chunks)
+    turns = run_cli("funes-parse", src).stdout
+    chunks = run_cli("funes-chunk", input=turns).stdout
+    r = run_cli("funes-write", input=chunks)
     assert r.returncode == 0, r.stderr.decode()
     assert jsonl(r.stdout)[0]["written"] == 1
     from funes.store.memory import open_memory
@@ -70,7 +70,7 @@ def test_bad_lines_are_reported_and_good_ones_still_written(tmp_path: Path) -> N
         json.dumps({"kind": "turn", "v": 1, "session_id": "s", "turn_uuid": "t", "blocks": []}),
         chunk_line(3, "good two"),
     ]
-    r = run_cmd("funes-write", "--memory", tmp_path / "m", input="\n".join(lines) + "\n")
+    r = run_cli("funes-write", "--memory", tmp_path / "m", input="\n".join(lines) + "\n")
     assert r.returncode == 1
     err = r.stderr.decode()
     assert "<stdin>:2:" in err and "<stdin>:3: vector has 3 dimensions" in err
@@ -80,6 +80,6 @@ def test_bad_lines_are_reported_and_good_ones_still_written(tmp_path: Path) -> N
 
 def test_strict_stops_at_the_first_bad_line_without_writing_it(tmp_path: Path) -> None:
     lines = [chunk_line(1, "good"), "{bad"]
-    r = run_cmd("funes-write", "--strict", "--memory", tmp_path / "m", input="\n".join(lines))
+    r = run_cli("funes-write", "--strict", "--memory", tmp_path / "m", input="\n".join(lines))
     assert r.returncode == 1
     assert r.stderr.decode().startswith("funes-write: <stdin>:2:")
