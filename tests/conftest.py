@@ -162,6 +162,13 @@ def run_cli(
     return subprocess.CompletedProcess([name, *argv], code, out.getvalue(), err.getvalue())
 
 
+def as_text(r: subprocess.CompletedProcess[bytes]) -> subprocess.CompletedProcess[str]:
+    """``r`` with stdout and stderr decoded, as ``subprocess.run(..., text=True)`` gives them."""
+    decode = functools.partial(bytes.decode, encoding="utf-8", errors="strict")
+    out, err = (decode(b).replace("\r\n", "\n").replace("\r", "\n") for b in (r.stdout, r.stderr))
+    return subprocess.CompletedProcess(r.args, r.returncode, out, err)
+
+
 class _Sink(io.BytesIO):
     """A standard stream's bytes, kept when the command closes the stream (a wrapper it put
     around ``sys.stdout.buffer`` closes it when collected, as the process's would at exit)."""

@@ -4,14 +4,13 @@ CLIs on PATH that record their argv and print the markers the real CLIs print fo
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BIN, REPO
+from conftest import BIN, REPO, as_text, run_cli
 
 from funes.agents import names
 
@@ -109,15 +108,7 @@ def fake_env(state: Path | None) -> dict[str, str]:
 
 
 def funes(*args: str, state: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [FUNES, *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **fake_env(state), **env},
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        check=False,
-    )
+    return as_text(run_cli("funes", *args, env={**fake_env(state), **env}))
 
 
 def calls(state: Path) -> list[dict[str, Any]]:

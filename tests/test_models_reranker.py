@@ -6,15 +6,14 @@ in order."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from conftest import as_text, run_cli
 from onnx import TensorProto, helper, numpy_helper
 
 from funes.models import ModelError, load_reranker
@@ -177,13 +176,7 @@ def test_fetched_reranker_is_checked_against_the_sha256_recorded_at_download(
 
 
 def _funes(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "funes.cli.models", *args],
-        capture_output=True,
-        text=True,
-        env=os.environ,
-        timeout=60,
-    )
+    return as_text(run_cli("funes", "models", *args))
 
 
 def test_funes_models_reports_a_missing_reranker() -> None:
