@@ -56,6 +56,7 @@ def run_cmd(
     *args: str | Path,
     input: bytes | str | None = None,
     env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run an installed funes command as a user would, capturing bytes."""
     data = input.encode("utf-8") if isinstance(input, str) else input
@@ -64,6 +65,7 @@ def run_cmd(
         input=data,
         capture_output=True,
         env={**os.environ, **(env or {})},
+        cwd=cwd,
         timeout=120,
         check=False,
     )
@@ -88,6 +90,7 @@ def run_cli(
     *args: str | Path,
     input: bytes | str | None = None,
     env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """`run_cmd`, in this process: the command's `main(argv)` with stdin, stdout and stderr as
     byte streams (no terminal), ``env`` over os.environ, and exit status as `run_cmd` gives it.
@@ -103,7 +106,7 @@ def run_cli(
     argv = [str(a) for a in args]
     verb = argv[0] if name == "funes" and argv else ""
     if name not in SCRIPTS or verb == "mcp" or (verb and not _shipped(verb)):
-        return run_cmd(name, *args, input=input, env=env)
+        return run_cmd(name, *args, input=input, env=env, cwd=cwd)
     data = input.encode("utf-8") if isinstance(input, str) else (input or b"")
     # buffered binary streams under text ones, as a process's are (a command peeks at stdin)
     stdin = io.TextIOWrapper(io.BufferedReader(io.BytesIO(data)), encoding="utf-8")
@@ -128,13 +131,15 @@ def run_cli(
     }
     saved_umask = os.umask(0o022)
     os.umask(saved_umask)
-    os.environ.update(env or {})
-    _fresh_process()
-    sys.argv = [str(BIN / name), *argv]
-    sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = stdin, stdout, stderr  # type: ignore[misc]
     code: int
     try:
+        os.environ.update(env or {})
+        _fresh_process()
+        sys.argv = [str(BIN / name), *argv]
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = stdin, stdout, stderr  # type: ignore[misc]
         with warnings.catch_warnings():
             main = importlib.import_module(SCRIPTS[name]).main
             code = _status(main(argv))

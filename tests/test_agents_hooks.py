@@ -22,14 +22,14 @@ from typing import Any
 import agent_homes
 import pytest
 from agent_homes import Laid
-from conftest import BIN, run_cmd, writer_held
+from conftest import BIN, run_cli, writer_held
 
 FUNES = str(BIN / "funes")
 NODE = shutil.which("node")
 
 
 def add(agent: str) -> str:
-    r = run_cmd("funes", "add", agent, "--no-index")
+    r = run_cli("funes", "add", agent, "--no-index")
     assert r.returncode == 0, r.stderr.decode()
     return r.stdout.decode()
 
@@ -211,7 +211,7 @@ def test_the_installed_hook_returns_at_once_and_indexes_the_session(
     assert open_memory().lexical_search(laid.phrase.split()[-1], k=5), (
         f"the {agent} hook ran but its session is not in the memory:\n{log}"
     )
-    r = run_cmd("funes", "doctor", "--json", agent)
+    r = run_cli("funes", "doctor", "--json", agent)
     (row,) = json.loads(r.stdout)["agents"]
     assert row["hooks"], row
     assert row["last_outcome"].startswith("ok"), row
@@ -227,7 +227,7 @@ def test_a_cursor_chat_under_no_project_falls_back_to_its_sessions(private_home:
     fake = private_home / "fake-funes"
     fake.write_text('#!/bin/sh\necho "$*" >> "$HOME/ran"\necho indexed sessions=0\n')
     fake.chmod(0o755)
-    r = run_cmd("funes", "add", "cursor", "--no-index", env={"FUNES_BIN": str(fake)})
+    r = run_cli("funes", "add", "cursor", "--no-index", env={"FUNES_BIN": str(fake)})
     assert r.returncode == 0, r.stderr.decode()
     hook = funes_hook(json.loads((private_home / ".cursor/hooks.json").read_text()), "stop")
     proc = run_shell(
@@ -253,11 +253,11 @@ def test_without_the_file_both_scripts_source_the_hook_does_nothing_and_doctor_s
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     time.sleep(1.0)  # a worker, had one started, logs within it
     assert hooks_log() == ""
-    (row,) = json.loads(run_cmd("funes", "doctor", "--json", "gemini").stdout)["agents"]
+    (row,) = json.loads(run_cli("funes", "doctor", "--json", "gemini").stdout)["agents"]
     assert any("funes-hook-common.sh, which the hook scripts source, is missing" in n
                for n in row["notes"]), row["notes"]  # fmt: skip
     add("gemini")  # puts it back
-    (row,) = json.loads(run_cmd("funes", "doctor", "--json", "gemini").stdout)["agents"]
+    (row,) = json.loads(run_cli("funes", "doctor", "--json", "gemini").stdout)["agents"]
     assert common.exists() and row["script_current"] and not row["notes"], row
 
 
@@ -283,9 +283,9 @@ def test_doctor_says_when_the_agent_has_hooks_switched_off(
     cfg.parent.mkdir(parents=True)
     cfg.write_text(json.dumps(settings))
     add(agent)
-    r = run_cmd("funes", "doctor", agent)
+    r = run_cli("funes", "doctor", agent)
     assert says in r.stdout.decode()
-    assert run_cmd("funes", "remove", agent).returncode == 0
+    assert run_cli("funes", "remove", agent).returncode == 0
     assert json.loads(cfg.read_text()) == settings
 
 
@@ -296,7 +296,7 @@ def test_an_agent_without_hooks_says_how_its_sessions_get_indexed(
     out = add(agent)
     lines = [ln for ln in out.splitlines() if "next `funes index`" in ln]
     assert len(lines) == 1 and "*/15 * * * *" in lines[0] and " index -q" in lines[0]
-    r = run_cmd("funes", "doctor", "--json", agent)
+    r = run_cli("funes", "doctor", "--json", agent)
     (row,) = json.loads(r.stdout)["agents"]
     assert row["hooks"] == [] and row["mcp"] is True
     assert "no hook" in " ".join(row["notes"])
@@ -351,7 +351,7 @@ def test_a_bound_hub_memory_is_pushed_when_the_session_ends_or_after_the_index_r
     fake = private_home / "fake-funes"
     fake.write_text(FAKE_FUNES)
     fake.chmod(0o755)
-    r = run_cmd("funes", "add", agent, "--memory", HUB, "--no-index", env={"FUNES_BIN": str(fake)})
+    r = run_cli("funes", "add", agent, "--memory", HUB, "--no-index", env={"FUNES_BIN": str(fake)})
     assert r.returncode == 0, r.stderr.decode()
     proc, event = session_end(agent, private_home)
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b"", proc.stderr
@@ -362,7 +362,7 @@ def test_a_bound_hub_memory_is_pushed_when_the_session_ends_or_after_the_index_r
         (index,) = [x for x in ran if x.startswith("index ")]
         assert "--memory" not in index and ran.index(index) < ran.index(f"push {HUB} --yes")
         assert f"{agent} {event} c-1: ok" in log or f"{agent} {event} s-1: ok" in log
-    r = run_cmd("funes", "doctor", "--json", agent)
+    r = run_cli("funes", "doctor", "--json", agent)
     (row,) = json.loads(r.stdout)["agents"]
     assert row["last_push_outcome"] == f"ok ({HUB}: pushed 3 chunks (commit abc))", row
 
@@ -373,7 +373,7 @@ def test_a_push_after_the_index_run_waits_its_minutes(private_home: Path) -> Non
     fake = private_home / "fake-funes"
     fake.write_text(FAKE_FUNES)
     fake.chmod(0o755)
-    r = run_cmd(
+    r = run_cli(
         "funes", "add", "cursor", "--memory", HUB, "--no-index", env={"FUNES_BIN": str(fake)}
     )
     assert r.returncode == 0, r.stderr.decode()

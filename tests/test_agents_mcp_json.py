@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import run_cmd
+from conftest import run_cli
 
 VSCODE = ".config/Code/User/globalStorage"
 # agent → (its config file under $HOME, the key that holds MCP servers)
@@ -31,7 +31,7 @@ USER_FILE = (
 
 
 def funes(*args: str) -> tuple[int, str, str]:
-    r = run_cmd("funes", *args, "--no-index") if args[0] == "add" else run_cmd("funes", *args)
+    r = run_cli("funes", *args, "--no-index") if args[0] == "add" else run_cli("funes", *args)
     return r.returncode, r.stdout.decode(), r.stderr.decode()
 
 
@@ -84,9 +84,9 @@ def test_a_config_funes_cannot_read_is_left_untouched(private_home: Path) -> Non
 
 def test_environment_moves_the_config(private_home: Path, tmp_path: Path) -> None:
     moved = tmp_path / "gh"
-    r = run_cmd("funes", "add", "gemini", "--no-index", env={"GEMINI_CLI_HOME": str(moved)})
+    r = run_cli("funes", "add", "gemini", "--no-index", env={"GEMINI_CLI_HOME": str(moved)})
     assert r.returncode == 0, r.stderr.decode()
     assert (moved / ".gemini/settings.json").is_file() and not (private_home / ".gemini").exists()
-    r = run_cmd("funes", "add", "copilot", "--no-index", env={"COPILOT_HOME": str(tmp_path / "cp")})
+    r = run_cli("funes", "add", "copilot", "--no-index", env={"COPILOT_HOME": str(tmp_path / "cp")})
     assert r.returncode == 0 and (tmp_path / "cp/mcp-config.json").is_file()
     assert os.environ.get("GEMINI_CLI_HOME") is None

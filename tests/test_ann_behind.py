@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cmd
+from conftest import run_cli
 from test_index import write_claude
 
 from funes.models import LazyEmbedder
@@ -121,7 +121,7 @@ def test_an_index_run_past_the_threshold_builds_the_vector_index_behind_itself(
     mem = make_memory(tmp_path / "mem", 400)
     src = write_claude(private_home, "sess-ann", 6)
     env = {ann.THRESHOLD_ENV: "300"}
-    r = run_cmd("funes", "index", src, "--yes", "--memory", mem, env=env)
+    r = run_cli("funes", "index", src, "--yes", "--memory", mem, env=env)
     assert r.returncode == 0, r.stderr
     assert "embedded=" in r.stdout.decode() and "embedded=0" not in r.stdout.decode()
     # The run returned; the build goes on in a process of its own and says so in the log.
@@ -137,13 +137,13 @@ def test_an_index_run_past_the_threshold_builds_the_vector_index_behind_itself(
     # The build recorded its version: readers need no catch-up, status no recount.
     m = open_memory(mem)
     assert LexicalIndex.open(mem / "lexical").lance_version == m.version
-    st = run_cmd("funes", "status", "--memory", mem, "--json")
+    st = run_cli("funes", "status", "--memory", mem, "--json")
     assert b'"ann_index": true' in st.stdout.replace(b'":true', b'": true'), st.stdout
     # The indexed session is found by its words and its vector through the index.
-    found = run_cmd("funes", "recall", "MemoryWriter1 holds the lock", "--memory", mem, "--json")
+    found = run_cli("funes", "recall", "MemoryWriter1 holds the lock", "--memory", mem, "--json")
     assert b"sess-ann" in found.stdout, found.stderr
     # A run that embeds nothing new starts nothing.
-    r = run_cmd("funes", "index", src, "--yes", "--memory", mem, env=env)
+    r = run_cli("funes", "index", src, "--yes", "--memory", mem, env=env)
     assert r.returncode == 0
     time.sleep(1.0)
     assert len([line for line in log_lines(private_home) if "start:" in line]) == 1
@@ -213,7 +213,7 @@ def test_hooks_and_recalls_go_on_while_the_index_builds(private_home: Path, tmp_
     found_now = searcher.search(Query("note8005 about item53", k=3)).hits
     assert found_now and found_now[0].row["id"] == f"{8005:016x}"
     assert p.poll() is None, "the build ended before the append and the recall ran"
-    r = run_cmd("funes", "index", src, "--no-embed", "--yes", "--memory", mem)
+    r = run_cli("funes", "index", src, "--no-embed", "--yes", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert p.wait(timeout=300) == 0, p.stderr.read() if p.stderr else b""
     assert any(" ok (build in " in line for line in log_lines(private_home)), log_lines(
@@ -233,7 +233,7 @@ def test_hooks_and_recalls_go_on_while_the_index_builds(private_home: Path, tmp_
     for c in rows(0, 10, seed=8000)[:3]:  # deleted beside the build: never found again
         assert c.id not in {i for i, _ in m.vector_search(np.asarray(c.vector), k=5)}
     assert ann.state(m).unindexed >= 20
-    found = run_cmd("funes", "recall", "question 3 in sess-during", "--memory", mem, "--json")
+    found = run_cli("funes", "recall", "question 3 in sess-during", "--memory", mem, "--json")
     assert b"sess-during" in found.stdout, found.stderr
 
 

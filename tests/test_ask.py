@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BIN, REPO, jsonl, read_terminal, run_cmd, start_on_a_terminal
+from conftest import BIN, REPO, jsonl, read_terminal, run_cli, start_on_a_terminal
 
 from funes.agents.ask import (
     INSTRUCTION,
@@ -140,7 +140,7 @@ class Agents:
         return [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
 
     def ask(self, *args: str | Path) -> tuple[int, str, str]:
-        r = run_cmd("funes", "ask", *args, env={"PATH": str(self.bin)})
+        r = run_cli("funes", "ask", *args, env={"PATH": str(self.bin)})
         return r.returncode, r.stdout.decode(), r.stderr.decode()
 
 
@@ -170,7 +170,7 @@ def test_ask_claude_runs_the_exact_argv_on_a_grounded_prompt_and_prints_the_answ
     assert head == f"{INSTRUCTION}\n\nQuestion: {QUESTION}"
     # The passages are what recall returns with ask's fixed parameters, in the agent format:
     # every hit's text and its session id (in its `→ get` line) are in the prompt.
-    hits = jsonl(run_cmd("funes", "recall", QUESTION, "--json", "-k", "8", "--candidates", "30",
+    hits = jsonl(run_cli("funes", "recall", QUESTION, "--json", "-k", "8", "--candidates", "30",
                          "--neighbors", "1", "--half-life", "30", "--memory", memory).stdout)  # fmt: skip
     assert len(hits) == 8
     for h in hits:
@@ -196,7 +196,7 @@ def test_ask_codex_runs_exec_json_and_takes_the_last_agent_message(
 
 def test_the_registry_says_which_agents_answer() -> None:
     assert askable() == ["claude", "codex", "copilot", "cursor", "gemini", "opencode", "qwen"]
-    r = run_cmd("funes", "ask", "--help")
+    r = run_cli("funes", "ask", "--help")
     assert "claude, codex, copilot, cursor, gemini, opencode, qwen" in r.stdout.decode()
 
 
@@ -331,7 +331,7 @@ def test_nothing_recalled_or_no_memory_is_an_error_before_any_agent_call(
     code, _, err = agents.ask("claude", QUESTION)  # the default memory: never indexed
     assert code == 1 and err.startswith("funes: no index yet — run `funes add <agent>`")
     empty = tmp_path / "empty"
-    assert run_cmd("funes-write", "--memory", empty, input=b"").returncode == 0
+    assert run_cli("funes-write", "--memory", empty, input=b"").returncode == 0
     code, _, err = agents.ask("claude", QUESTION, "--memory", empty)
     assert code == 1
     assert err == (
@@ -387,7 +387,7 @@ def test_the_prompt_goes_on_stdin_and_no_passage_reaches_the_agents_command_line
     """Any local user reads /proc/PID/cmdline: the recalled passages (and the question) must
     not be there. The fake reads its stdin to the end while `funes ask`'s own stdin stays
     open, so the prompt is followed by end of file."""
-    hits = jsonl(run_cmd("funes", "recall", QUESTION, "--json", "-k", "8", "--candidates", "30",
+    hits = jsonl(run_cli("funes", "recall", QUESTION, "--json", "-k", "8", "--candidates", "30",
                          "--neighbors", "1", "--half-life", "30", "--memory", memory).stdout)  # fmt: skip
     for agent in askable():
         proc = subprocess.Popen(

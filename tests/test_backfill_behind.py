@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cmd
+from conftest import run_cli
 from test_index import write_claude
 
 from funes.cli import index as index_cli
@@ -19,7 +19,7 @@ from funes.ingest import indexer
 
 
 def status(mem: Path) -> dict[str, object]:
-    r = run_cmd("funes", "status", "--memory", mem, "--json")
+    r = run_cli("funes", "status", "--memory", mem, "--json")
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -63,7 +63,7 @@ def test_an_unattended_sweep_past_its_budget_fills_its_vectors_in_behind_it(
     if st["without_vectors"]:  # the backfill has not finished yet
         assert f"a backfill already running behind this run embeds them (pid {pid}," in second.err
         assert st["backfill_pid"] == pid
-        shown = run_cmd("funes", "status", "--memory", mem).stdout.decode()
+        shown = run_cli("funes", "status", "--memory", mem).stdout.decode()
         assert f"a backfill is running (pid {pid}) and embeds them" in shown
         # A hook's run meanwhile leaves the embedding to it rather than racing it.
         assert index_cli.main([str(src), "--yes", "--memory", str(mem)]) == 0

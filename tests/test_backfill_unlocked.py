@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cmd
+from conftest import run_cli
 from test_index import write_claude
 
 from funes.store import counts
@@ -33,7 +33,7 @@ def test_a_hooks_turn_gets_in_while_a_detached_backfill_embeds_and_is_embedded_b
 ) -> None:
     mem = tmp_path / "mem"
     big = write_claude(private_home, "sess-backlog", 3000)
-    r = run_cmd("funes", "index", big, "--no-embed", "--yes", "--memory", mem)
+    r = run_cli("funes", "index", big, "--no-embed", "--yes", "--memory", mem)
     assert r.returncode == 0, r.stderr
     backlog = open_memory(mem).count()
     assert waiting(mem) == backlog > 3000
@@ -63,7 +63,7 @@ def test_a_hooks_turn_gets_in_while_a_detached_backfill_embeds_and_is_embedded_b
         }  # fmt: skip
         hook_src.write_text(json.dumps(turn) + "\n")
         t0 = time.monotonic()
-        hook = run_cmd("funes", "index", hook_src, "--yes", "--memory", mem)
+        hook = run_cli("funes", "index", hook_src, "--yes", "--memory", mem)
         took = time.monotonic() - t0
         assert hook.returncode == 0, hook.stderr.decode()
         summary = hook.stdout.decode().strip()
@@ -72,7 +72,7 @@ def test_a_hooks_turn_gets_in_while_a_detached_backfill_embeds_and_is_embedded_b
         # It did not wait for the backfill to finish: that is still embedding the backlog.
         assert backfill.poll() is None, f"the backfill finished before the hook ({took:.1f}s)"
 
-        shown = run_cmd("funes", "status", "--memory", mem).stdout.decode()
+        shown = run_cli("funes", "status", "--memory", mem).stdout.decode()
         assert f"a backfill is running (pid {backfill.pid}) and embeds them" in shown
 
         # Searchable by words at once, before it has a vector.
@@ -95,5 +95,5 @@ def test_a_hooks_turn_gets_in_while_a_detached_backfill_embeds_and_is_embedded_b
     assert m.count_without_vectors() == 0
     assert m.count("session_id = 'sess-hook' AND vector IS NOT NULL") == 1
     assert behind_pid(mem) is None
-    st = json.loads(run_cmd("funes", "status", "--memory", mem, "--json").stdout)
+    st = json.loads(run_cli("funes", "status", "--memory", mem, "--json").stdout)
     assert (st["chunks"], st["without_vectors"], st["sessions"]) == (backlog + 1, 0, 2)

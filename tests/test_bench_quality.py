@@ -45,7 +45,7 @@ def test_grep_baseline_scores_identically_twice() -> None:
 @pytest.mark.skipif(not EVAL_DEV.is_dir(), reason="needs ../shared/eval-dev")
 def test_funes_systems_score_identically_twice(tmp_path: Path) -> None:
     """Every system, run twice over one real eval-dev session indexed here, scores the same."""
-    from conftest import run_cmd
+    from conftest import run_cli
 
     from funes.models import load_embedder
     from funes.retrieval import Searcher
@@ -57,7 +57,7 @@ def test_funes_systems_score_identically_twice(tmp_path: Path) -> None:
     ][:2]
     session = EVAL_DEV / "corpus" / "codex" / "CryptoSodi_Battle-Cities__codex-session.jsonl"
     mem_dir = tmp_path / "memory"
-    assert run_cmd("funes", "index", session, "--yes", "--memory", mem_dir).returncode == 0
+    assert run_cli("funes", "index", session, "--yes", "--memory", mem_dir).returncode == 0
     mem = open_memory(mem_dir)
     emb = load_embedder()
 

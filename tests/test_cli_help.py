@@ -4,13 +4,11 @@ whose arguments the verb itself accepts."""
 from __future__ import annotations
 
 import importlib
-import os
 import re
 import shlex
-import subprocess
 
 import pytest
-from conftest import BIN
+from conftest import run_cli
 
 from funes.cli.main import SUMMARIES
 
@@ -23,14 +21,9 @@ def test_the_porcelain_list_is_the_dispatchers() -> None:
 
 @pytest.mark.parametrize("verb", PORCELAIN)
 def test_help_shows_an_example_the_verb_accepts(verb: str, tmp_path: object) -> None:
-    out = subprocess.run(
-        [str(BIN / "funes"), verb, "--help"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "HOME": str(tmp_path), "FUNES_HOME": str(tmp_path)},
-        timeout=60,
-        check=True,
-    ).stdout
+    r = run_cli("funes", verb, "--help", env={"HOME": str(tmp_path), "FUNES_HOME": str(tmp_path)})
+    r.check_returncode()
+    out = r.stdout.decode()
     _, sep, tail = out.partition("\nexample")
     assert sep, f"`funes {verb} --help` shows no example:\n{out}"
     lines = re.findall(rf"^ +(?:\$ )?funes {verb}\b(.*)$", tail, re.M)
@@ -41,11 +34,9 @@ def test_help_shows_an_example_the_verb_accepts(verb: str, tmp_path: object) -> 
 
 
 def _help(*argv: str) -> str:
-    out = subprocess.run(
-        [str(BIN / argv[0]), *argv[1:], "--help"],
-        capture_output=True, text=True, timeout=60, check=True,
-        env={**os.environ, "COLUMNS": "200"},
-    ).stdout  # fmt: skip
+    r = run_cli(argv[0], *argv[1:], "--help", env={"COLUMNS": "200"})
+    r.check_returncode()
+    out = r.stdout.decode()
     return " ".join(out.split())
 
 
@@ -76,11 +67,10 @@ def test_help_prose_fits_an_80_column_terminal(verb: str, tmp_path: object) -> N
     """The description, usage and options wrap at the terminal's width, and so does the prose
     after an example; only the example's own indented lines (a command, sample output) may be
     longer, as they are copied whole."""
-    out = subprocess.run(
-        [str(BIN / "funes"), verb, "--help"],
-        capture_output=True, text=True, timeout=60, check=True,
-        env={**os.environ, "HOME": str(tmp_path), "FUNES_HOME": str(tmp_path), "COLUMNS": "80"},
-    ).stdout  # fmt: skip
+    env = {"HOME": str(tmp_path), "FUNES_HOME": str(tmp_path), "COLUMNS": "80"}
+    r = run_cli("funes", verb, "--help", env=env)
+    r.check_returncode()
+    out = r.stdout.decode()
     head, _, tail = out.partition("\nexample")
     prose = head.splitlines() + [x for x in tail.splitlines() if not x.startswith(" ")]
     wide = [x for x in prose if len(x) > 80]

@@ -8,7 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
-from conftest import BIN, read_terminal, run_cmd, start_on_a_terminal
+from conftest import BIN, read_terminal, run_cli, start_on_a_terminal
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -36,7 +36,7 @@ def test_recall_on_a_terminal_is_wrapped_coloured_and_its_get_line_runs(
     assert not long, plain
     gets = re.findall(r"^   funes get (\S+) (\S+)$", plain, re.MULTILINE)
     assert len(gets) == 2 and "--memory" not in plain  # the default memory goes unsaid
-    r = run_cmd("funes", "get", *gets[0])
+    r = run_cli("funes", "get", *gets[0])
     assert r.returncode == 0 and f"turn={gets[0][1]}" in r.stdout.decode()
 
     no_color = on_a_terminal(["recall", "tile cache", "-k", "1"], {**env, "NO_COLOR": "1"})
@@ -44,7 +44,7 @@ def test_recall_on_a_terminal_is_wrapped_coloured_and_its_get_line_runs(
 
 
 def test_piped_recall_is_the_agent_format_with_the_memory_named(samples_memory: Path) -> None:
-    r = run_cmd("funes", "recall", "tile cache", "-k", "1", "--memory", samples_memory)
+    r = run_cli("funes", "recall", "tile cache", "-k", "1", "--memory", samples_memory)
     out = r.stdout.decode()
     assert "\x1b[" not in out
     assert re.match(

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPO, jsonl, run_cmd
+from conftest import REPO, jsonl, run_cli
 
 
 def test_aider_history_becomes_turns_that_chunk(tmp_path: Path) -> None:
@@ -31,7 +31,7 @@ def test_aider_history_becomes_turns_that_chunk(tmp_path: Path) -> None:
         ("tool", 2),
         ("assistant", 3),
     ]
-    chunks = jsonl(run_cmd("funes-chunk", input=out).stdout)
+    chunks = jsonl(run_cli("funes-chunk", input=out).stdout)
     assert (
         chunks[2]["text"]
         == "[tool_result] Running pip install cryptography\nerror: can't find Rust compiler"
@@ -69,6 +69,6 @@ def test_github_issue_producer_writes_a_file_funes_accepts(
     ]  # fmt: skip
     f = tmp_path / "issue-42.funes.jsonl"
     f.write_bytes(out)
-    r = run_cmd("funes", "index", "--check", f)
+    r = run_cli("funes", "index", "--check", f)
     assert r.returncode == 0, r.stderr.decode()
     assert "3 turns" in r.stdout.decode() and "0 refused" in r.stdout.decode()

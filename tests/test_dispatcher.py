@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conftest import REPO, run_cmd
+from conftest import REPO, run_cli
 
 import funes
 
 
 def test_help_lists_the_verbs_that_exist() -> None:
-    r = run_cmd("funes", "--help")
+    r = run_cli("funes", "--help")
     assert r.returncode == 0
     out = r.stdout.decode()
     assert out.startswith("usage: funes")
@@ -19,22 +19,22 @@ def test_help_lists_the_verbs_that_exist() -> None:
 
 
 def test_version() -> None:
-    r = run_cmd("funes", "--version")
+    r = run_cli("funes", "--version")
     assert r.stdout.decode().strip() == f"funes {funes.__version__}"
 
 
 def test_verbs_run_the_plumbing_in_process() -> None:
     samples = REPO / "contrib" / "samples"
-    assert run_cmd("funes", "parse", samples).stdout == run_cmd("funes-parse", samples).stdout
+    assert run_cli("funes", "parse", samples).stdout == run_cli("funes-parse", samples).stdout
 
 
 def test_help_verb_shows_a_verbs_own_help() -> None:
-    r = run_cmd("funes", "help", "chunk")
+    r = run_cli("funes", "help", "chunk")
     assert r.returncode == 0 and b"--no-thinking" in r.stdout
 
 
 def test_a_mistyped_verb_gets_a_suggestion() -> None:
-    r = run_cmd("funes", "prase")
+    r = run_cli("funes", "prase")
     assert r.returncode == 2
     assert (
         r.stderr.decode().strip()
@@ -47,7 +47,7 @@ def test_an_unknown_verb_runs_funes_dash_verb_from_path(tmp_path: Path) -> None:
     tool.write_text('#!/bin/sh\necho "hello from plugin: $*"\n')
     tool.chmod(0o755)
     env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"}
-    r = run_cmd("funes", "hello", "a", "b", env=env)
+    r = run_cli("funes", "hello", "a", "b", env=env)
     assert r.returncode == 0 and r.stdout == b"hello from plugin: a b\n"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BIN, run_cmd
+from conftest import BIN, run_cli
 
 
 @pytest.fixture(autouse=True)
@@ -75,7 +75,7 @@ def write_codex(home: Path, sid: str, turns: int) -> Path:
 def index(
     *args: str | Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    r = run_cmd("funes", "index", "--no-embed", *args, env=env)
+    r = run_cli("funes", "index", "--no-embed", *args, env=env)
     return r
 
 
@@ -258,7 +258,7 @@ def test_index_embeds_behind_and_backfill_completes(private_home: Path) -> None:
     src = write_claude(private_home, "sess-e", 3)
     r = index(src)
     assert summary(r)["waiting"] != "0"
-    r = run_cmd("funes", "index", "--backfill", "--json")
+    r = run_cli("funes", "index", "--backfill", "--json")
     assert r.returncode == 0, r.stderr.decode()
     out = json.loads(r.stdout)
     assert out["without_vectors"] == 0 and out["embedded"] > 0

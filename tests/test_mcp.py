@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import BIN, run_cmd, start_on_a_terminal
+from conftest import BIN, run_cli, start_on_a_terminal
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -200,7 +200,7 @@ def test_the_dispatcher_does_not_import_the_mcp_sdk() -> None:
 
 
 def test_memory_given_twice_differently_is_a_usage_error(tmp_path: Path) -> None:
-    p = run_cmd("funes", "mcp", tmp_path / "a", "--memory", tmp_path / "b")
+    p = run_cli("funes", "mcp", tmp_path / "a", "--memory", tmp_path / "b")
     assert p.returncode == 2
     assert p.stderr.decode().startswith("funes: give the memory once")
 
@@ -260,7 +260,7 @@ def test_a_client_that_closes_stdin_at_once_sees_a_clean_exit(memory: Path) -> N
     ]  # fmt: skip
     stdin = "".join(json.dumps(line) + "\n" for line in lines)
     for _ in range(8):
-        p = run_cmd("funes", "mcp", "--memory", memory, input=stdin)
+        p = run_cli("funes", "mcp", "--memory", memory, input=stdin)
         assert (p.returncode, p.stderr.decode()[-200:]) == (0, "")
         first = json.loads(p.stdout.decode().splitlines()[0])
         assert first["result"]["serverInfo"]["name"] == "funes"
@@ -306,7 +306,7 @@ def test_sessions_scan_and_ranged_get_answer_as_the_cli_and_errors_are_marked(
     async def scenario() -> None:
         async with funes_mcp("--memory", memory) as client:
             text, is_error = await call(client, "sessions", limit=2)
-            cli = run_cmd("funes", "sessions", "--limit", "2", "--memory", memory)
+            cli = run_cli("funes", "sessions", "--limit", "2", "--memory", memory)
             assert not is_error and text == cli.stdout.decode()
             assert "  > The tile server leaks memory" in (await call(client, "sessions"))[0]
 
@@ -319,11 +319,11 @@ def test_sessions_scan_and_ranged_get_answer_as_the_cli_and_errors_are_marked(
             text, is_error = await call(client, "get", session_id=SESSION, from_seq=9, to_seq=10)
             assert not is_error
             assert re.findall(r"seq(\d+) turn=", text) == ["9", "10"]
-            cli = run_cmd("funes", "get", SESSION, "--from", "9", "--to", "10", "--memory", memory)
+            cli = run_cli("funes", "get", SESSION, "--from", "9", "--to", "10", "--memory", memory)
             assert text == cli.stdout.decode()
 
             text, is_error = await call(client, "sketch", session_id=SESSION, units=3)
-            cli = run_cmd("funes", "sketch", SESSION, "--units", "3", "--memory", memory)
+            cli = run_cli("funes", "sketch", SESSION, "--units", "3", "--memory", memory)
             assert not is_error and text == cli.stdout.decode()
             assert text.startswith(f"sketch of session {SESSION}: 3 passages of ")
             assert "seq0 turn=c-1 text (opening ask)" in text
@@ -360,7 +360,7 @@ def test_get_with_json_answers_the_chunk_records_funes_get_json_prints(memory: P
                 client, "get", session_id=SESSION, turn_uuid="c-11", window=1, json=True
             )
             assert not is_error
-            cli = run_cmd("funes", "get", SESSION, "c-11", "--window", "1", "--json",
+            cli = run_cli("funes", "get", SESSION, "c-11", "--window", "1", "--json",
                           "--memory", memory)  # fmt: skip
             assert cli.returncode == 0 and text == cli.stdout.decode()
             records = [json.loads(line) for line in text.splitlines()]
@@ -371,7 +371,7 @@ def test_get_with_json_answers_the_chunk_records_funes_get_json_prints(memory: P
             text, is_error = await call(
                 client, "get", session_id=SESSION, from_seq=9, to_seq=10, json=True
             )
-            cli = run_cmd("funes", "get", SESSION, "--from", "9", "--to", "10", "--json",
+            cli = run_cli("funes", "get", SESSION, "--from", "9", "--to", "10", "--json",
                           "--memory", memory)  # fmt: skip
             assert not is_error and text == cli.stdout.decode()
             assert sorted({json.loads(line)["seq"] for line in text.splitlines()}) == [9, 10]

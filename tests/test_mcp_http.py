@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import BIN, run_cmd
+from conftest import BIN, run_cli
 from mcp import Client
 
 pytestmark = pytest.mark.slow  # the server loads the real embedder (10–20 s on loaded cores)
@@ -150,10 +150,10 @@ def test_two_clients_share_one_loaded_model(server: dict) -> None:
 
 
 def test_a_second_server_on_the_same_port_is_one_line(server: dict) -> None:
-    r = run_cmd("funes", "mcp", "--http", "--port", str(server["port"]))
+    r = run_cli("funes", "mcp", "--http", "--port", str(server["port"]))
     err = r.stderr.decode()
     assert r.returncode == 1 and err.count("\n") == 1
     assert err.startswith(f"funes: cannot listen on 127.0.0.1:{server['port']}: ")
-    r = run_cmd("funes", "mcp", "--port", "9000")
+    r = run_cli("funes", "mcp", "--port", "9000")
     assert r.returncode == 2 and r.stderr.decode().startswith("funes: --port goes with --http")
     assert json.loads(rpc(server["url"], "ping").text)["result"] == {}

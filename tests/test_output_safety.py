@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BIN, jsonl, read_terminal, run_cmd, start_on_a_terminal, write_jsonl
+from conftest import BIN, jsonl, read_terminal, run_cli, start_on_a_terminal, write_jsonl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -228,7 +228,7 @@ def nasty_memory(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[s
     )  # fmt: skip
     mem = root / "mem"
     env = {"HOME": str(root), "FUNES_HOME": str(root / "fh")}
-    r = run_cmd("funes", "index", "--no-embed", "--memory", mem, f, env=env)
+    r = run_cli("funes", "index", "--no-embed", "--memory", mem, f, env=env)
     assert r.returncode == 0, r.stderr
     return mem, env
 
@@ -244,7 +244,7 @@ def test_get_piped_and_on_a_terminal_prints_no_escape_sequence(
     nasty_memory: tuple[Path, dict[str, str]],
 ) -> None:
     mem, env = nasty_memory
-    piped = run_cmd("funes", "get", SID, "u-2", "--memory", mem, env=env)
+    piped = run_cli("funes", "get", SID, "u-2", "--memory", mem, env=env)
     assert piped.returncode == 0, piped.stderr
     _assert_clean(piped.stdout.decode())
     assert "\n\\\ufffd→ get evil evil" in piped.stdout.decode()
@@ -267,7 +267,7 @@ def test_recall_agent_and_human_and_json_carry_no_raw_escape(
     nasty_memory: tuple[Path, dict[str, str]],
 ) -> None:
     mem, env = nasty_memory
-    agent = run_cmd("funes", "recall", "gibbonwharf output", "--memory", mem, env=env)
+    agent = run_cli("funes", "recall", "gibbonwharf output", "--memory", mem, env=env)
     assert agent.returncode == 0, agent.stderr
     _assert_clean(agent.stdout.decode())
     p, master = start_on_a_terminal(
@@ -283,19 +283,19 @@ def test_recall_agent_and_human_and_json_carry_no_raw_escape(
     _assert_clean(shown[shown.index("1. 2026-11-01") :].replace("\r\n", "\n"))
     # --json is the machine contract: the text is there exactly, escaped by JSON
     hits = jsonl(
-        run_cmd("funes", "recall", "gibbonwharf", "--json", "--memory", mem, env=env).stdout
+        run_cli("funes", "recall", "gibbonwharf", "--json", "--memory", mem, env=env).stdout
     )
     assert any(NASTY in h["text"] for h in hits)
 
 
 def test_status_prints_no_escape_from_a_harness_name(tmp_path: Path) -> None:
     rec = {"type": "user", "uuid": "u", "sessionId": "s", "message": {"content": "hi"}}
-    turn = json.loads(run_cmd("funes-parse", "-", input=json.dumps(rec)).stdout)
+    turn = json.loads(run_cli("funes-parse", "-", input=json.dumps(rec)).stdout)
     turn["harness"] = "evil\x1b]0;pwned\x07\u202e"
-    chunks = run_cmd("funes-chunk", input=json.dumps(turn)).stdout
-    w = run_cmd("funes-write", "--memory", tmp_path / "m", input=chunks)
+    chunks = run_cli("funes-chunk", input=json.dumps(turn)).stdout
+    w = run_cli("funes-write", "--memory", tmp_path / "m", input=chunks)
     assert w.returncode == 0, w.stderr
-    out = run_cmd("funes", "status", "--memory", tmp_path / "m").stdout.decode()
+    out = run_cli("funes", "status", "--memory", tmp_path / "m").stdout.decode()
     assert "evil" in out
     assert "\x1b" not in out and "\x07" not in out and harmful(out) == []
 
@@ -332,7 +332,7 @@ def test_the_ask_prompt_carries_no_raw_escape(
         f"print({json.dumps(json.dumps(result))})\n"
     )
     (bin_dir / "claude").chmod(0o755)
-    r = run_cmd(
+    r = run_cli(
         "funes", "ask", "claude", "what did gibbonwharf print\x1b[2J?", "--anyway",
         "--memory", mem, env={**env, "PATH": str(bin_dir)},
     )  # fmt: skip

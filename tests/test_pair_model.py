@@ -19,7 +19,7 @@ from funes.chunking import chunk_turns
 from funes.models.pair import load_pair_model, open_pair_model, verified_dir
 from funes.models.pins import DATA_DIR, ENV_PAIR_MODEL, PAIR_PIN, ModelError
 from funes.sources import parse
-from tests.conftest import REPO, run_cmd, write_jsonl
+from tests.conftest import REPO, run_cli, write_jsonl
 
 SHIPPED = DATA_DIR / PAIR_PIN.dir
 
@@ -151,7 +151,7 @@ def test_a_missing_or_damaged_file_is_one_line_naming_it(
     msg = str(e.value)
     assert str(target) in msg and "\n" not in msg
     assert ENV_PAIR_MODEL in msg  # what to do: point it at an intact copy or unset it
-    r = run_cmd("funes", "models", env={ENV_PAIR_MODEL: str(d)})
+    r = run_cli("funes", "models", env={ENV_PAIR_MODEL: str(d)})
     assert r.returncode == 1
     err = [x for x in r.stderr.decode().splitlines() if x.strip()]
     assert len(err) == 1 and err[0].startswith("funes: ") and str(target) in err[0], err
@@ -159,17 +159,17 @@ def test_a_missing_or_damaged_file_is_one_line_naming_it(
 
 
 def test_the_shipped_model_is_named_by_models_and_status(tmp_path: Path) -> None:
-    r = run_cmd("funes", "models", "--json")
+    r = run_cli("funes", "models", "--json")
     assert r.returncode == 0, r.stderr
     pair = json.loads(r.stdout)["pair"]
     assert pair["name"] == PAIR_PIN.name and pair["ok"]
     assert {Path(f["file"]).name for f in pair["files"]} == {n for n, _ in PAIR_PIN.files}
     assert all(f["sha256"] == f["sha256_pinned"] for f in pair["files"])
-    r = run_cmd("funes", "models")
+    r = run_cli("funes", "models")
     assert PAIR_PIN.name in r.stdout.decode()
-    r = run_cmd("funes", "index", _claude(tmp_path), "--no-embed", "--yes")
+    r = run_cli("funes", "index", _claude(tmp_path), "--no-embed", "--yes")
     assert r.returncode == 0, r.stderr
-    r = run_cmd("funes", "status")
+    r = run_cli("funes", "status")
     out = r.stdout.decode()
     line = next(x for x in out.splitlines() if x.startswith("pair model:"))
     assert PAIR_PIN.name in line and PAIR_PIN.files[0][1][:12] in line and "MB" in line

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BIN, jsonl, run_cmd, write_jsonl
+from conftest import BIN, jsonl, run_cli, write_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -84,9 +84,9 @@ def test_a_fifo_in_a_swept_folder_is_skipped_with_one_line_and_never_opened(
     assert "not a regular file: a named pipe" in lines[0]
     assert "state" not in err
     # The session beside it is stored, and the writer lock is free: another writer gets in.
-    got = run_cmd("funes", "recall", "quokkaferry runbook")
+    got = run_cli("funes", "recall", "quokkaferry runbook")
     assert b"quokkaferry runbook lives in ops/" in got.stdout
-    w = run_cmd("funes-write", input="")
+    w = run_cli("funes-write", input="")
     assert w.returncode == 0, w.stderr
 
 
@@ -153,7 +153,7 @@ def test_a_number_past_the_digit_limit_is_one_bad_line_of_a_transcript(
             rec("u-3", 3, "after the long number"),
         ],
     )
-    r = run_cmd("funes-parse", f)
+    r = run_cli("funes-parse", f)
     assert [t["turn_uuid"] for t in jsonl(r.stdout)] == ["u-1", "u-3"]
     assert f"{f}:2: number too long" in r.stderr.decode()
     assert "1 skipped line" in r.stderr.decode()
@@ -173,7 +173,7 @@ def test_index_stores_the_lines_around_a_long_number(tmp_path: Path) -> None:
             rec("u-3", 3, "the wombatledger export runs nightly"),
         ],
     )
-    r = run_cmd("funes", "index", "--no-embed", "--json", f)
+    r = run_cli("funes", "index", "--no-embed", "--json", f)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["chunks"] == 2
     assert "s.jsonl" not in r.stderr.decode()  # the file is named by its own path
@@ -181,10 +181,10 @@ def test_index_stores_the_lines_around_a_long_number(tmp_path: Path) -> None:
 
 
 def test_every_plumbing_stage_skips_a_long_number_and_keeps_its_batch() -> None:
-    turns = run_cmd("funes-parse", "-", input=json.dumps(rec("u-1", 1, "kept turn"))).stdout
+    turns = run_cli("funes-parse", "-", input=json.dumps(rec("u-1", 1, "kept turn"))).stdout
     good_turn = turns.decode().strip()
     bad_turn = good_turn[:-1] + f',"n":{big_int()}}}'
-    r = run_cmd("funes-chunk", input=f"{good_turn}\n{bad_turn}\n{good_turn}\n")
+    r = run_cli("funes-chunk", input=f"{good_turn}\n{bad_turn}\n{good_turn}\n")
     assert r.returncode == 1
     assert "<stdin>:2: a number too long to read" in r.stderr.decode()
     chunks = jsonl(r.stdout)
@@ -192,18 +192,18 @@ def test_every_plumbing_stage_skips_a_long_number_and_keeps_its_batch() -> None:
 
     good_chunk = json.dumps(chunks[0])
     bad_chunk = good_chunk[:-1] + f',"n":{big_int()}}}'
-    e = run_cmd("funes-embed", input=f"{good_chunk}\n{bad_chunk}\n")
+    e = run_cli("funes-embed", input=f"{good_chunk}\n{bad_chunk}\n")
     assert e.returncode == 1
     assert "<stdin>:2: a number too long to read" in e.stderr.decode()
     embedded = jsonl(e.stdout)
     assert len(embedded) == 1 and len(embedded[0]["vector"]) == 384
 
-    w = run_cmd("funes-write", input=f"{bad_chunk}\n{json.dumps(embedded[0])}\n")
+    w = run_cli("funes-write", input=f"{bad_chunk}\n{json.dumps(embedded[0])}\n")
     assert w.returncode == 1
     assert "<stdin>:1: a number too long to read" in w.stderr.decode()
     assert json.loads(w.stdout)["written"] == 1
 
-    q = run_cmd(
+    q = run_cli(
         "funes-query",
         input=f'{{"query": "kept turn", "k": {big_int()}}}\n{{"query": "kept turn"}}\n',
     )
@@ -242,8 +242,8 @@ def test_no_long_number_anywhere_on_a_line_aborts_the_read(digits: int, where: s
 
 
 def _chunk_line(vector_text: str) -> str:
-    turns = run_cmd("funes-parse", "-", input=json.dumps(rec("u-1", 1, "the finite one"))).stdout
-    chunk = jsonl(run_cmd("funes-chunk", input=turns).stdout)[0]
+    turns = run_cli("funes-parse", "-", input=json.dumps(rec("u-1", 1, "the finite one"))).stdout
+    chunk = jsonl(run_cli("funes-chunk", input=turns).stdout)[0]
     chunk["vector"] = [0.05] * 384
     chunk["model"] = "sentence-transformers/all-MiniLM-L6-v2"
     return json.dumps(chunk).replace("[" + ", ".join(["0.05"] * 384) + "]", vector_text)
@@ -255,12 +255,12 @@ def test_funes_write_refuses_a_non_finite_vector_naming_the_line(bad: str) -> No
     other = dict(good, id="0123456789abcdef", text="the other one", turn_uuid="u-2")
     vec = "[" + ", ".join([bad] + ["0.05"] * 383) + "]"
     line = _chunk_line(vec)
-    r = run_cmd("funes-write", input=f"{json.dumps(other)}\n{line}\n")
+    r = run_cli("funes-write", input=f"{json.dumps(other)}\n{line}\n")
     assert r.returncode == 1
     err = r.stderr.decode()
     assert "<stdin>:2: chunk 'vector' holds a number that is not finite" in err
     assert json.loads(r.stdout)["written"] == 1
-    got = run_cmd("funes-query", "--json", "the finite one")
+    got = run_cli("funes-query", "--json", "the finite one")
     for h in (x for x in jsonl(got.stdout) if x["kind"] == "hit"):
         assert h["text"] != "the finite one"
         assert math.isfinite(h["score"])
@@ -292,12 +292,12 @@ def test_recall_scores_stay_finite_beside_a_stored_infinite_vector(tmp_path: Pat
     mem = open_memory(str(tmp_path / "m"), create=True)
     with mem.writer() as w:
         w.append(chunks)
-    r = run_cmd("funes", "recall", "--json", "--memory", tmp_path / "m", "pool size database")
+    r = run_cli("funes", "recall", "--json", "--memory", tmp_path / "m", "pool size database")
     assert r.returncode == 0, r.stderr
     hits = jsonl(r.stdout)
     assert hits and all(math.isfinite(h["score"]) for h in hits)
     assert any("pool_size" in h["text"] for h in hits)
-    human = run_cmd("funes", "recall", "--memory", tmp_path / "m", "pool size database")
+    human = run_cli("funes", "recall", "--memory", tmp_path / "m", "pool size database")
     assert b"nan" not in human.stdout
 
 
@@ -311,17 +311,17 @@ def test_turns_sharing_an_id_are_each_stored_with_ids_from_their_position(
         tmp_path / f"{SID}.jsonl",
         [rec("same", i, f"distinct turn number {i} of the capybaraloom") for i in range(4)],
     )
-    parsed = jsonl(run_cmd("funes-parse", f).stdout)
+    parsed = jsonl(run_cli("funes-parse", f).stdout)
     assert [t["turn_uuid"] for t in parsed] == ["same", "same~1", "same~2", "same~3"]
-    r = run_cmd("funes", "index", "--no-embed", "--json", f)
+    r = run_cli("funes", "index", "--no-embed", "--json", f)
     assert json.loads(r.stdout)["chunks"] == 4
     assert "duplicate turn id — read anyway" in r.stderr.decode()
     # The same ids on a second read of a grown copy: nothing is stored twice.
     with open(f, "a", encoding="utf-8") as fp:
         fp.write(json.dumps(rec("same", 4, "a fifth turn of the capybaraloom")) + "\n")
-    again = run_cmd("funes", "index", "--no-embed", "--json", f)
+    again = run_cli("funes", "index", "--no-embed", "--json", f)
     assert json.loads(again.stdout)["chunks"] == 1
-    got = run_cmd("funes", "get", SID, "same~2")
+    got = run_cli("funes", "get", SID, "same~2")
     assert b"distinct turn number 2 of the capybaraloom" in got.stdout
 
 
@@ -341,11 +341,11 @@ def test_a_byte_order_mark_does_not_lose_the_first_record(tmp_path: Path) -> Non
     f = tmp_path / "bom.jsonl"
     lines = [json.dumps(rec("u-1", 1, "first, after the mark")), json.dumps(rec("u-2", 2, "2nd"))]
     f.write_bytes("\ufeff".encode() + "\n".join(lines).encode() + b"\n")
-    r = run_cmd("funes-parse", f)
+    r = run_cli("funes-parse", f)
     assert [t["turn_uuid"] for t in jsonl(r.stdout)] == ["u-1", "u-2"]
     assert "1 repaired" in r.stderr.decode()
     # And on a plumbing command's stdin.
-    c = run_cmd("funes-chunk", input=b"\xef\xbb\xbf" + r.stdout)
+    c = run_cli("funes-chunk", input=b"\xef\xbb\xbf" + r.stdout)
     assert c.returncode == 0, c.stderr
     assert [x["text"] for x in jsonl(c.stdout)] == ["first, after the mark", "2nd"]
 
@@ -360,7 +360,7 @@ def test_every_writer_refuses_a_hub_memory_and_creates_nothing_locally(
     f = write_jsonl(tmp_path / "in" / f"{SID}.jsonl", [rec("u-1", 1, "a line to index")])
     work = tmp_path / "cwd"
     work.mkdir()
-    chunk = jsonl(run_cmd("funes-chunk", input=run_cmd("funes-parse", f).stdout).stdout)[0]
+    chunk = jsonl(run_cli("funes-chunk", input=run_cli("funes-parse", f).stdout).stdout)[0]
     writers = [
         ("funes", "index", "--memory", spec, f),
         ("funes", "index", "--no-embed", "--memory", spec),
@@ -370,14 +370,7 @@ def test_every_writer_refuses_a_hub_memory_and_creates_nothing_locally(
         ("funes-write", "--memory", spec),
     ]
     for cmd in writers:
-        r = subprocess.run(
-            [str(BIN / cmd[0]), *map(str, cmd[1:])],
-            input=json.dumps(chunk).encode(),
-            capture_output=True,
-            cwd=work,
-            timeout=120,
-            check=False,
-        )
+        r = run_cli(cmd[0], *cmd[1:], input=json.dumps(chunk).encode(), cwd=work)
         err = r.stderr.decode().strip().splitlines()
         assert r.returncode == 2, (cmd, err)
         assert len(err) == 1 and "is a Hub memory, and funes writes only local ones" in err[0]
@@ -389,16 +382,10 @@ def test_every_writer_refuses_a_hub_memory_and_creates_nothing_locally(
 def test_writers_still_write_a_local_memory_named_like_a_relative_path(tmp_path: Path) -> None:
     f = write_jsonl(tmp_path / f"{SID}.jsonl", [rec("u-1", 1, "the narwhalgrid notes")])
     (tmp_path / "team" / "kb").mkdir(parents=True)  # exists: a directory, not a Hub dataset
-    r = subprocess.run(
-        [str(BIN / "funes"), "index", "--no-embed", "--json", "--memory", "team/kb", f],
-        capture_output=True,
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-    )
+    r = run_cli("funes", "index", "--no-embed", "--json", "--memory", "team/kb", f, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["chunks"] == 1
-    got = run_cmd("funes", "recall", "--memory", tmp_path / "team" / "kb", "narwhalgrid")
+    got = run_cli("funes", "recall", "--memory", tmp_path / "team" / "kb", "narwhalgrid")
     assert b"the narwhalgrid notes" in got.stdout
 
 
@@ -450,8 +437,8 @@ def test_a_full_disk_is_one_line_saying_what_was_kept(tmp_path: Path) -> None:
 
 
 def test_funes_write_on_a_full_disk_says_what_is_intact(tmp_path: Path) -> None:
-    turns = run_cmd("funes-parse", "-", input=json.dumps(rec("u-1", 1, "x " * 500))).stdout
-    chunk = jsonl(run_cmd("funes-chunk", input=turns).stdout)[0]
+    turns = run_cli("funes-parse", "-", input=json.dumps(rec("u-1", 1, "x " * 500))).stdout
+    chunk = jsonl(run_cli("funes-chunk", input=turns).stdout)[0]
     lines = [json.dumps({**chunk, "id": f"{i:016x}", "text": f"{i} " * 600}) for i in range(6000)]
     (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
     out = _in_a_tiny_filesystem(
@@ -467,8 +454,8 @@ def test_funes_write_on_a_full_disk_says_what_is_intact(tmp_path: Path) -> None:
 
 
 def test_embedding_writes_nothing_under_the_users_cache_microsoft(private_home: Path) -> None:
-    turns = run_cmd("funes-parse", "-", input=json.dumps(rec("u-1", 1, "embed me"))).stdout
-    r = run_cmd("funes-embed", input=run_cmd("funes-chunk", input=turns).stdout)
+    turns = run_cli("funes-parse", "-", input=json.dumps(rec("u-1", 1, "embed me"))).stdout
+    r = run_cli("funes-embed", input=run_cli("funes-chunk", input=turns).stdout)
     assert r.returncode == 0, r.stderr
     assert len(jsonl(r.stdout)[0]["vector"]) == 384
     assert not (private_home / ".cache" / "Microsoft").exists()
@@ -573,7 +560,7 @@ def two_big_sessions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, li
             [{**rec(f"u-{n}-{i}", i % 60, f"session {n} turn {i}: the ferret{i} cache note"),
               "sessionId": sid} for i in range(FLUSH_CHUNKS + 100)],
         )  # fmt: skip
-    clean = run_cmd("funes", "index", src, "--yes", "--no-embed", "--memory", root / "clean")
+    clean = run_cli("funes", "index", src, "--yes", "--no-embed", "--memory", root / "clean")
     assert clean.returncode == 0, clean.stderr
     want = open_memory(root / "clean").rows(columns=("id",)).column("id").to_pylist()
     return src, sorted(want)
@@ -610,7 +597,7 @@ def test_ctrl_c_mid_index_says_what_is_kept_and_a_rerun_completes_it(
         with_vectors = kept.count() - kept.count_without_vectors()
         # the mark counts chunks embedded (the bar moves every 64), stored a batch at a time
         assert with_vectors < total
-    again = run_cmd("funes", "index", src, "--yes", "--no-embed", "--memory", mem)
+    again = run_cli("funes", "index", src, "--yes", "--no-embed", "--memory", mem)
     assert again.returncode == 0, again.stderr
     ids = open_memory(mem).rows(columns=("id",)).column("id").to_pylist()
     assert sorted(ids) == want
@@ -641,7 +628,7 @@ def test_ctrl_c_while_the_embedding_model_is_first_derived_keeps_the_text_and_no
     assert kept.count() == 40 and kept.count_without_vectors() == 40
     assert sorted(p.name for p in (cache / "models").iterdir()) == []  # no temp, no record
 
-    again = run_cmd("funes", "index", src, "--yes", "--memory", mem)
+    again = run_cli("funes", "index", src, "--yes", "--memory", mem)
     assert again.returncode == 0, again.stderr
     assert open_memory(mem).count_without_vectors() == 0
     names = sorted(p.suffix for p in (cache / "models").iterdir())

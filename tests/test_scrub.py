@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import jsonl, load_bench_secrets, run_cmd, write_jsonl
+from conftest import jsonl, load_bench_secrets, run_cli, write_jsonl
 
 SCRUB_BUSY = "funes: another funes memory operation is in progress; retry once it finishes\n"
 
@@ -140,7 +140,7 @@ def served(mem: Path) -> bytes:
     """What `funes recall` (agent format), `funes-query` (hit records, the same search for many
     queries) and `funes get` print for the seeded session."""
     out = []
-    r = run_cmd("funes", "recall", RECALL_QUERIES[0], "-k", "40", "--neighbors", "2",
+    r = run_cli("funes", "recall", RECALL_QUERIES[0], "-k", "40", "--neighbors", "2",
                 "--memory", mem)  # fmt: skip
     assert r.returncode == 0, r.stderr
     out.append(r.stdout)
@@ -148,13 +148,13 @@ def served(mem: Path) -> bytes:
         json.dumps({"query": q, "k": 40, "candidates": 40, "neighbors": 2}) + "\n"
         for q in RECALL_QUERIES
     )
-    r = run_cmd("funes-query", "--memory", mem, input=batch)
+    r = run_cli("funes-query", "--memory", mem, input=batch)
     assert r.returncode == 0, r.stderr
     assert len(jsonl(r.stdout)) > 100
     out.append(r.stdout)
     turn = f"{SID[:8]}-turn-{CLEAN_TURNS * 2:04d}"
     for fmt in ("agent", "human"):
-        r = run_cmd("funes", "get", SID, turn, "--window", "500", "--format", fmt, "--memory", mem)
+        r = run_cli("funes", "get", SID, turn, "--window", "500", "--format", fmt, "--memory", mem)
         assert r.returncode == 0, r.stderr
         out.append(r.stdout)
     return b"\n".join(out)
@@ -163,12 +163,12 @@ def served(mem: Path) -> bytes:
 def build_unredacted(home: Path, mem: Path) -> dict[str, str]:
     """parse | chunk --no-redact | write, then embed: a memory holding every seeded value."""
     path, values = seeded_session(home)
-    parsed = run_cmd("funes-parse", path)
-    chunks = run_cmd("funes-chunk", "--no-redact", input=parsed.stdout)
+    parsed = run_cli("funes-parse", path)
+    chunks = run_cli("funes-chunk", "--no-redact", input=parsed.stdout)
     assert chunks.returncode == 0, chunks.stderr
-    w = run_cmd("funes-write", "--memory", mem, input=chunks.stdout)
+    w = run_cli("funes-write", "--memory", mem, input=chunks.stdout)
     assert w.returncode == 0, w.stderr
-    b = run_cmd("funes", "index", "--backfill", "--memory", mem)
+    b = run_cli("funes", "index", "--backfill", "--memory", mem)
     assert b.returncode == 0, b.stderr
     return values
 
@@ -181,7 +181,7 @@ def table(mem: Path) -> dict[str, tuple[str, tuple[float, ...] | None]]:
 
 
 def scrub(mem: Path, *args: str, env: dict[str, str] | None = None) -> Any:
-    return run_cmd("funes", "scrub", "--json", *args, "--memory", mem, env=env)
+    return run_cli("funes", "scrub", "--json", *args, "--memory", mem, env=env)
 
 
 # ---------------------------------------------------------------------------- index
@@ -192,7 +192,7 @@ def test_index_stores_and_serves_no_seeded_secret(private_home: Path, tmp_path: 
     path, values = seeded_session(private_home)
     assert len(set(values.values())) == len(KINDS)
     mem = tmp_path / "mem"
-    r = run_cmd("funes", "index", path, "--yes", "--memory", mem)
+    r = run_cli("funes", "index", path, "--yes", "--memory", mem)
     assert r.returncode == 0, r.stderr
     from funes.store import open_memory
 
@@ -297,7 +297,7 @@ def test_scrub_dry_run_reports_and_changes_nothing(
     src, values, _ = unredacted
     mem = copy_memory(src, tmp_path / "mem")
     digest = dir_digest(mem)
-    r = run_cmd("funes", "scrub", "--dry-run", "--memory", mem)
+    r = run_cli("funes", "scrub", "--dry-run", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert dir_digest(mem) == digest
     text = r.stdout.decode()
@@ -315,11 +315,11 @@ def test_scrub_prints_no_library_warning_when_it_runs_the_scanner(
     """Starting the scanner forks (it must die with funes); lance warned "lance is not
     fork-safe" on stderr at every scrub, though the child only execs the scanner."""
     mem = copy_memory(unredacted[0], tmp_path / "mem")
-    r = run_cmd("funes", "scrub", "--dry-run", "--memory", mem)
+    r = run_cli("funes", "scrub", "--dry-run", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert r.stderr.decode() == ""
     # a scrub that rewrites forks after lancedb's runtime has run, which warns in other words
-    r = run_cmd("funes", "scrub", "--memory", mem)
+    r = run_cli("funes", "scrub", "--memory", mem)
     assert r.returncode == 0, r.stderr
     assert "fork" not in r.stderr.decode() and "Warning" not in r.stderr.decode(), r.stderr
 
@@ -333,7 +333,7 @@ def test_scrub_with_the_lock_held_says_so_in_one_line(
     mem = copy_memory(unredacted[0], tmp_path / "mem")
     digest = dir_digest(mem)
     with WriterLock(mem):
-        r = run_cmd("funes", "scrub", "--memory", mem)
+        r = run_cli("funes", "scrub", "--memory", mem)
     assert r.returncode == 1
     assert r.stderr.decode() == SCRUB_BUSY
     assert dir_digest(mem) == digest
@@ -353,7 +353,7 @@ def test_scrub_without_a_scanner_refuses_unless_builtin_only(
     assert err.count("\n") == 1
     assert dir_digest(mem) == digest
 
-    r = run_cmd("funes", "scrub", "--builtin-only", "--memory", mem, env=none)
+    r = run_cli("funes", "scrub", "--builtin-only", "--memory", mem, env=none)
     assert r.returncode == 0, r.stderr
     assert "built-in detectors only" in r.stdout.decode()
     assert dir_leaks(mem, values) == {}
@@ -361,12 +361,12 @@ def test_scrub_without_a_scanner_refuses_unless_builtin_only(
 
 
 def test_scrub_of_a_missing_or_empty_memory(tmp_path: Path) -> None:
-    r = run_cmd("funes", "scrub", "--builtin-only", "--memory", tmp_path / "none")
+    r = run_cli("funes", "scrub", "--builtin-only", "--memory", tmp_path / "none")
     assert r.returncode == 1 and r.stderr.decode().startswith("funes: nothing to scrub")
     from funes.store import open_memory
 
     open_memory(tmp_path / "empty", create=True)
-    r = run_cmd("funes", "scrub", "--builtin-only", "--memory", tmp_path / "empty")
+    r = run_cli("funes", "scrub", "--builtin-only", "--memory", tmp_path / "empty")
     assert r.returncode == 0, r.stderr
     assert "memory is empty" in r.stdout.decode()
 
@@ -398,17 +398,17 @@ def test_written_unredacted_rows_remove_the_redaction_stamp(
 ) -> None:
     mem = tmp_path / "mem"
     path, _ = seeded_session(private_home)
-    assert run_cmd("funes", "index", path, "--yes", "--no-embed", "--memory", mem).returncode == 0
+    assert run_cli("funes", "index", path, "--yes", "--no-embed", "--memory", mem).returncode == 0
     assert (mem / "redaction.json").exists()
     chunk = {"kind": "chunk", "v": 1, "id": "f" * 16, "text": "late row", "session_id": "x",
              "turn_uuid": "y", "parent_uuid": None, "seq": 0, "ts": "", "role": "user",
              "block_type": "text", "block_idx": 0, "split_idx": 0, "tool_name": None,
              "harness": "h", "workdir": "", "repo": "", "source_path": ""}  # fmt: skip
-    r = run_cmd("funes-write", "--memory", mem, input=json.dumps(chunk) + "\n")
+    r = run_cli("funes-write", "--memory", mem, input=json.dumps(chunk) + "\n")
     assert jsonl(r.stdout)[0]["written"] == 1
     assert not (mem / "redaction.json").exists()
     # an index run into a memory with rows it did not redact does not vouch for them
-    assert run_cmd("funes", "index", path, "--yes", "--no-embed", "--memory", mem).returncode == 0
+    assert run_cli("funes", "index", path, "--yes", "--no-embed", "--memory", mem).returncode == 0
     assert not (mem / "redaction.json").exists()
 
 
@@ -603,8 +603,8 @@ def test_lexical_terms_of_unredacted_rows_hold_no_secret(
 
     mem = tmp_path / "mem"
     path, values = seeded_session(private_home)
-    chunks = run_cmd("funes-chunk", "--no-redact", input=run_cmd("funes-parse", path).stdout)
-    assert run_cmd("funes-write", "--memory", mem, input=chunks.stdout).returncode == 0
+    chunks = run_cli("funes-chunk", "--no-redact", input=run_cli("funes-parse", path).stdout)
+    assert run_cli("funes-write", "--memory", mem, input=chunks.stdout).returncode == 0
     terms = np.concatenate(
         [np.asarray(s.terms) for s in LexicalIndex.open(mem / "lexical").segments]
     )

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import BIN, jsonl, write_jsonl
+from conftest import jsonl, run_cli, write_jsonl
 from test_secrets import bench
 
 from funes.chunking import reassemble
@@ -79,18 +77,9 @@ def seeded_transcript(path: Path, seed: int = 31) -> list[str]:
 
 
 def _pipeline(transcript: Path, *chunk_args: str) -> tuple[list[dict[str, object]], str]:
-    env = {**os.environ}
-    parse = subprocess.run(
-        [str(BIN / "funes-parse"), str(transcript)], capture_output=True, env=env, timeout=120
-    )
+    parse = run_cli("funes-parse", transcript)
     assert parse.returncode == 0, parse.stderr.decode()[-300:]
-    chunk = subprocess.run(
-        [str(BIN / "funes-chunk"), *chunk_args],
-        input=parse.stdout,
-        capture_output=True,
-        env=env,
-        timeout=120,
-    )
+    chunk = run_cli("funes-chunk", *chunk_args, input=parse.stdout)
     assert chunk.returncode == 0
     return jsonl(chunk.stdout), parse.stderr.decode() + chunk.stderr.decode()
 
@@ -136,8 +125,8 @@ def test_redaction_does_not_change_chunk_ids_or_count_on_clean_text(tmp_path: Pa
 
 @pytest.mark.parametrize("flag", ["--no-redact"])
 def test_chunk_help_documents_the_flag(flag: str) -> None:
-    out = subprocess.run([str(BIN / "funes-chunk"), "--help"], capture_output=True, text=True)
-    assert flag in out.stdout and "REDACTED" in out.stdout
+    out = run_cli("funes-chunk", "--help").stdout.decode()
+    assert flag in out and "REDACTED" in out
 
 
 def test_redacted_chunk_text_is_valid_json_lines(tmp_path: Path) -> None:

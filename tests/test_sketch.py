@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cmd
+from conftest import run_cli
 from memory_builder import build, chunk
 
 TOPICS = ["tile cache eviction", "mvt parser zero-length", "redis ttl", "ci runner image",
@@ -52,7 +52,7 @@ def memory(tmp_path: Path) -> Path:
 
 
 def sketch(mem: Path, *args: str) -> str:
-    r = run_cmd("funes", "sketch", *args, "--memory", mem)
+    r = run_cli("funes", "sketch", *args, "--memory", mem)
     assert r.returncode == 0, r.stderr.decode()
     return r.stdout.decode()
 
@@ -101,11 +101,11 @@ def test_a_session_without_vectors_gets_a_clear_line(memory: Path) -> None:
     out = sketch(memory, "bare")
     assert out.startswith("session bare has no vectors yet (1 passage waiting for one)")
     assert "funes index --backfill" in out
-    r = run_cmd("funes", "sketch", "nope", "--memory", memory)
+    r = run_cli("funes", "sketch", "nope", "--memory", memory)
     assert r.returncode == 1 and r.stderr.decode().startswith("funes: session nope not found")
     for bad, msg in [(["--units", "41"], "--units must be a whole number from 1 to 40"),
                      (["--max-chars", "50000"], "--max-chars must be a whole number from 1000")]:  # fmt: skip
-        r = run_cmd("funes", "sketch", "long", *bad, "--memory", memory)
+        r = run_cli("funes", "sketch", "long", *bad, "--memory", memory)
         assert r.returncode == 2 and r.stderr.decode().startswith(f"funes: {msg}")
 
 

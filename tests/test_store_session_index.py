@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cmd, write_jsonl
+from conftest import run_cli, write_jsonl
 
 from funes.cli import index as index_cli
 from funes.records import Chunk
@@ -70,7 +70,7 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def status_json(path: Path) -> dict:
-    r = run_cmd("funes", "status", "--memory", path, "--json")
+    r = run_cli("funes", "status", "--memory", path, "--json")
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -95,7 +95,7 @@ def test_rows_written_after_the_index_are_found_by_get_and_by_neighbours(
     assert mem.lexical.lance_version == mem.version, "no catch-up scan on the next open"
 
     # funes get: the new session's window, each turn once
-    r = run_cmd("funes", "get", "late", "late-t4", "--window", "2", "--json", "--memory", path)
+    r = run_cli("funes", "get", "late", "late-t4", "--window", "2", "--json", "--memory", path)
     assert r.returncode == 0, r.stderr
     got = [json.loads(x) for x in r.stdout.decode().splitlines()]
     assert [(c["seq"], c["text"]) for c in got] == [
@@ -108,7 +108,7 @@ def test_rows_written_after_the_index_are_found_by_get_and_by_neighbours(
     ]
 
     # recall's neighbours of a hit in the new session
-    r = run_cmd("funes-query", "garnet step", "--memory", path, "-k", "1", "--neighbors", "2")
+    r = run_cli("funes-query", "garnet step", "--memory", path, "-k", "1", "--neighbors", "2")
     assert r.returncode == 0, r.stderr
     hit = json.loads(r.stdout.decode().splitlines()[0])
     assert "garnet" in hit["text"] and hit["seq"] == 6
