@@ -4,6 +4,9 @@
 - :class:`Query` — a question with its parameters;
 - :class:`Hit`, :class:`Result` — what :mod:`funes.retrieval` returns, and the hit and miss
   records (:mod:`funes.records`) a result becomes;
+- :func:`get_args` — the one builder of the `get` a hit or a range points at, behind every
+  `→ get` and `funes get` line the CLI, the MCP server and `ask` print, and
+  :data:`GET_REFERENCE`, which reads a session back out of one;
 
 Ranking lives in :mod:`funes.retrieval`, which re-exports these names; :mod:`funes.render`
 types its formats with them. Importing this module is cheap (no numpy, no LanceDB).
@@ -23,6 +26,51 @@ from funes.records import CHUNK_FIELDS, HitRecord, MissRecord
 POOL_PER_LEG = 100  # candidates each leg hands the second stage (pool recall: bench/README.md)
 DEFAULT_HALF_LIFE = 90.0  # days
 MAX_QUERY_CHARS = 4096  # a question, or an error message pasted whole; not a document
+
+# ---------------------------------------------------------------------------- the `get` line
+
+# What every reference to a turn or a range starts with: an agent reads `→ get …` (recall's and
+# get's agent formats, the MCP tools, ask's prompt), a person at a terminal `funes get …`.
+GET_ARROW = "→ get"
+GET_COMMAND = "funes get"
+
+
+def get_args(
+    session_id: str,
+    turn_uuid: str | None = None,
+    *,
+    seq_from: int | None = None,
+    seq_to: int | None = None,
+    memory: str | None = None,
+) -> str:
+    """`SESSION [TURN] [--from A] [--to B] [--memory LABEL]`, each value quoted only where a
+    shell needs it: the arguments of the `get` that reads a turn (or a range of seqs). Values
+    are used as given — the agent formats pass them through ``one_line`` first."""
+    args = [shlex.quote(session_id)]
+    if turn_uuid is not None:
+        args.append(shlex.quote(turn_uuid))
+    if seq_from is not None:
+        args += ["--from", str(seq_from)]
+    if seq_to is not None:
+        args += ["--to", str(seq_to)]
+    if memory:
+        args += ["--memory", shlex.quote(memory)]
+    return " ".join(args)
+
+
+def get_command(session_id: str, turn_uuid: str | None = None, memory: str | None = None) -> str:
+    """`funes get SESSION TURN [--memory LABEL]`: a command that runs as printed."""
+    return f"{GET_COMMAND} {get_args(session_id, turn_uuid, memory=memory)}"
+
+
+# A reference to a turn in text an agent wrote — `→ get SESSION TURN [--memory M]` or
+# `funes get …`, as :func:`get_args` prints them, spacing loosened — for `ask`'s check of the
+# sessions an answer cites: group 1 is the session; the turn id and the memory are not sessions
+# (a Claude Code turn id is a UUID too).
+GET_REFERENCE = re.compile(
+    r"(?:→|\bfunes)\s*get\s+(\S+)(?:[ \t]+(?!-)\S+)?(?:[ \t]+--memory[ \t]+\S+)?"
+)
+
 
 # ---------------------------------------------------------------------------- a question
 
@@ -149,13 +197,6 @@ class Hit:
 # ---------------------------------------------------------------------------- an answer
 
 
-def _get_command(session_id: str, turn_uuid: str, memory: str | None) -> str:
-    args = ["funes", "get", shlex.quote(session_id), shlex.quote(turn_uuid)]
-    if memory:
-        args += ["--memory", shlex.quote(memory)]
-    return " ".join(args)
-
-
 @dataclass
 class Result:
     query: Query
@@ -183,7 +224,7 @@ class Result:
                     chunk={f: h.row.get(f) for f in CHUNK_FIELDS},
                     neighbors=h.neighbors,
                     duplicates=[
-                        {**d, "get": _get_command(d["session_id"], d["turn_uuid"], mem)}
+                        {**d, "get": get_command(d["session_id"], d["turn_uuid"], mem)}
                         for d in h.duplicates
                     ],
                     turn_chunks=h.turn_chunks,

@@ -41,7 +41,7 @@ ALLOWED: dict[str, set[str]] = {
     "funes.validate": RECORDS | {"funes.sources", "funes.retrieval", "funes.validate"},
     # Formats take data; they read the store only for the turns around a hit.
     "funes.render": HUB | {"funes.results", "funes.render"},
-    "funes.agents": HUB | {"funes.memories", "funes.agents"},
+    "funes.agents": HUB | {"funes.memories", "funes.results", "funes.agents"},
 }
 # The two front ends may import every layer above; only the CLI may import the MCP server, and
 # nothing imports the CLI.

@@ -8,7 +8,6 @@ The human renderings, for a person at a terminal, are not a contract.
 from __future__ import annotations
 
 import re
-import shlex
 import textwrap
 import unicodedata
 from collections.abc import Sequence
@@ -24,7 +23,8 @@ from funes.hub.untrusted import (
 )
 from funes.records import Chunk, dumps
 from funes.render.turns import TurnView
-from funes.results import Hit, Result
+from funes.results import GET_ARROW, GET_COMMAND, Hit, Result
+from funes.results import get_args as _get_args
 from funes.store.paths import default_memory_dir, memory_label
 
 WEAK_LINE = (
@@ -151,7 +151,7 @@ def recall_agent(result: Result, note: str = "") -> str:
             f"[{m('ts')}] {m('harness')} {m('workdir')}/{m('session_id')[:8]} "
             f"{m('block_type')}  score={h.score:.3f}{_also(h)}{m.flag}\n"
         )
-        out.append(f"  → get {get_args(r['session_id'], r['turn_uuid'], memory)}\n")
+        out.append(f"  {GET_ARROW} {get_args(r['session_id'], r['turn_uuid'], memory)}\n")
         body = [f"{passage(_cap(r['text']))}\n"]
         for n in h.neighbors:
             body.append(
@@ -255,7 +255,7 @@ def recall_human(result: Result, style: Style) -> str:
         )
         out.append(style.bold(head) + "\n")
         shown = None if memory == default_label() else memory
-        cmd = f"funes get {get_args(r['session_id'], r['turn_uuid'], shown)}"
+        cmd = f"{GET_COMMAND} {get_args(r['session_id'], r['turn_uuid'], shown)}"
         out.append("   " + style.accent(cmd) + "\n")
         text = neutralise(_cap(r["text"]))
         if getattr(h, "trusted", True):
@@ -306,12 +306,24 @@ def _fenced(body: list[str], memory: str) -> list[str]:
     return out
 
 
-def get_args(session_id: str, turn_uuid: str, memory: str | None) -> str:
-    """`<session> <turn> --memory <label>`, quoted only where a shell needs it."""
-    args = [shlex.quote(one_line(session_id)), shlex.quote(one_line(turn_uuid))]
-    if memory:
-        args += ["--memory", shlex.quote(one_line(memory))]
-    return " ".join(args)
+def get_args(
+    session_id: str,
+    turn_uuid: str | None = None,
+    memory: str | None = None,
+    *,
+    seq_from: int | None = None,
+    seq_to: int | None = None,
+) -> str:
+    """`<session> [<turn>] [--from A] [--to B] [--memory <label>]` as the agent and human
+    formats print it: each value on one printable line (:func:`one_line`), quoted only where a
+    shell needs it (:func:`funes.results.get_args`)."""
+    return _get_args(
+        one_line(session_id),
+        None if turn_uuid is None else one_line(turn_uuid),
+        seq_from=seq_from,
+        seq_to=seq_to,
+        memory=one_line(memory) if memory else None,
+    )
 
 
 def get_agent(

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from funes.hub.untrusted import FENCE_CLOSE, FENCE_OPEN, defuse, flag_line, instruction_spans
-from funes.render.formats import escape_passage, get_agent, one_line
+from funes.render.formats import escape_passage, get_agent, get_args, one_line
 from funes.render.turns import group_turns
+from funes.results import GET_ARROW, GET_COMMAND
 from funes.store.sessions import ScanResult, SessionPage, TurnRange
 from funes.store.sketch import Sketch
 
@@ -110,10 +111,10 @@ def scan_text(res: ScanResult, ignore_case: bool = False, memory_arg: str | None
     out.append(f"{n} occurrence{'s' if n != 1 else ''} of {needle}{span}\n")
     if res.next_from is not None:
         if res.cut_turn is not None:
+            turn = get_args(res.session_id, seq_from=res.cut_turn, seq_to=res.cut_turn)
             out.append(
                 f"(turn seq{res.cut_turn} holds more than {n} occurrences; the rest of it is "
-                f"not shown — `get {_q(res.session_id)} --from {res.cut_turn} --to "
-                f"{res.cut_turn}` reads it)\n"
+                f"not shown — `get {turn}` reads it)\n"
             )
         flags = " -i" if ignore_case else ""
         to = f" --to {res.seq_to}" if res.seq_to is not None else ""
@@ -154,11 +155,11 @@ def range_rest(tr: TurnRange, memory_arg: str | None = None) -> str:
         out += f"(the last turn shown is cut: {tr.cut:,} more characters)\n"
     if tr.next_from is not None:
         s = "s" if tr.left != 1 else ""
+        rest = get_args(tr.session_id, seq_from=tr.next_from, seq_to=tr.seq_to, memory=memory_arg)
         out += (
             f"{tr.left} more turn{s} of seq {tr.seq_from}–{tr.seq_to} past the "
             f"{tr.max_chars:,}-character cap\n"
-            f"→ get {_q(tr.session_id)} --from {tr.next_from} --to {tr.seq_to}"
-            f"{_memory_arg(memory_arg)}\n"
+            f"{GET_ARROW} {rest}\n"
         )
     return out
 
@@ -178,7 +179,7 @@ def sketch_text(sk: Sketch, note: str = "") -> str:
                 f"session {sid}{span} has no vectors yet ({_passages(sk.without_vectors)} "
                 "waiting for one), so it cannot be sketched — `funes index --backfill` embeds "
                 "them; "
-                f"meanwhile `funes get {_q(sk.session_id)} --from 0` reads it\n"
+                f"meanwhile `{GET_COMMAND} {get_args(sk.session_id, seq_from=0)}` reads it\n"
             )
         return note + f"session {sid} has no turns{span}\n"
     out = [note]

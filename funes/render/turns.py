@@ -3,13 +3,13 @@ splits stitched back together."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from funes.chunking import reassemble
 from funes.errors import FunesError
+from funes.results import GET_COMMAND, get_args
 from funes.store import redaction
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def _window(
             from funes.store.sessions import no_such_session
 
             raise no_such_session(mem, session_id)
-        again = f"funes get {shlex.quote(session_id)} --from 0 --memory {shlex.quote(mem.label)}"
+        again = f"{GET_COMMAND} {get_args(session_id, seq_from=0, memory=mem.label)}"
         raise FunesError(
             f"turn {turn_uuid} not found in session {session_id} ({mem.label}) — `{again}` reads "
             "its turns from the first"
