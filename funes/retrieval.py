@@ -732,14 +732,23 @@ class _Addresses:
                 for keep in [~np.isin(addrs >> np.uint64(32), gone)]
             ]
         new = keys - self.keys
-        if new:
-            ids, addrs, t = mem.addresses((f for f, _ in new), self.FACTS)
-            order = np.argsort(ids, kind="stable")
+        read: list[tuple[Any, Any, dict[str, Any]]] = []
+        for ids, addrs, b in mem.addresses((f for f, _ in new), self.FACTS):
+            seq = b.column("seq").fill_null(self.NO_SEQ).to_numpy(zero_copy_only=False)
             facts = {
-                "seq": t.column("seq").fill_null(self.NO_SEQ).to_numpy().astype(np.int64),
-                **{f: self._codes(f, t.column(f)) for f in self.names},
+                "seq": seq.astype(np.int64),
+                **{f: self._codes(f, b.column(f)) for f in self.names},
             }
-            self.parts.append((ids[order], addrs[order], {f: a[order] for f, a in facts.items()}))
+            read.append((ids, addrs, facts))
+        if read:
+            width = max(r[0].dtype.itemsize for r in read)
+            ids = np.concatenate([r[0].astype(f"S{width}") for r in read])
+            order = np.argsort(ids, kind="stable")
+            self.parts.append((
+                ids[order],
+                np.concatenate([r[1] for r in read])[order],
+                {f: np.concatenate([r[2][f] for r in read])[order] for f in self.FACTS},
+            ))  # fmt: skip
         self.parts = [p for p in self.parts if len(p[0])]
         self.parts.sort(key=lambda p: -len(p[0]))
         if len(self.parts) > self.MAX_PARTS:
@@ -762,7 +771,7 @@ class _Addresses:
         import pyarrow.compute as pc
 
         names, at = self.names[field], self._at[field]
-        enc = pc.dictionary_encode(column.combine_chunks())
+        enc = pc.dictionary_encode(column)
         remap = [at.setdefault(n, len(at)) for n in enc.dictionary.to_pylist()]
         remap.append(at.setdefault(None, len(at)) if enc.null_count else -1)
         names.extend(list(at)[len(names) :])

@@ -465,25 +465,26 @@ class Memory:
         return {(f.fragment_id, str(f.metadata.deletion_file)) for f in self._ds.get_fragments()}
 
     def addresses(
-        self, fragments: Iterable[int], columns: Sequence[str] = ()
-    ) -> tuple[np.ndarray, np.ndarray, pa.Table]:
-        """The live rows of ``fragments``: their ids (bytes), row addresses (uint64; the
-        fragment id in the upper 32 bits) and ``columns`` (an Arrow table, same order)."""
+        self, fragments: Iterable[int], columns: Sequence[str] = (), batch_rows: int = 65_536
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, pa.RecordBatch]]:
+        """The live rows of ``fragments``, ``batch_rows`` at a time: their ids (bytes), row
+        addresses (uint64; the fragment id in the upper 32 bits) and ``columns`` (same order).
+        A batch at a time, so a reader keeping a compact copy (a warm searcher's address map)
+        never holds every row's values as Python objects at once."""
         want = set(fragments)
         frags = [f for f in self._ds.get_fragments() if f.fragment_id in want]
-        cols = list(dict.fromkeys(["id", *columns]))
         if not frags:
-            empty = pa.table({c: pa.array([], type=self.schema.field(c).type) for c in cols})
-            return (
-                np.empty(0, dtype="S16"),
-                np.empty(0, dtype=np.uint64),
-                empty.drop_columns(["id"]),
-            )
-        t = self._ds.scanner(columns=cols, fragments=frags, with_row_address=True).to_table()
-        ids = np.array([i.encode("utf-8") for i in t.column("id").to_pylist()])
-        addrs = t.column("_rowaddr").to_numpy().astype(np.uint64)
-        rest = t.select([c for c in cols if c != "id"])
-        return (ids if len(ids) else np.empty(0, dtype="S16")), addrs, rest
+            return
+        cols = list(dict.fromkeys(["id", *columns]))
+        scanner = self._ds.scanner(
+            columns=cols, fragments=frags, with_row_address=True, batch_size=batch_rows
+        )
+        for b in scanner.to_batches():
+            if not b.num_rows:
+                continue
+            ids = np.array([i.encode("utf-8") for i in b.column("id").to_pylist()])
+            addrs = b.column("_rowaddr").to_numpy().astype(np.uint64)
+            yield ids, addrs, b.select([c for c in cols if c != "id"])
 
     def session_rows(
         self,
