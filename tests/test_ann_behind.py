@@ -106,12 +106,31 @@ def test_the_index_is_due_from_the_threshold_and_again_after_enough_new_vectors(
     # Rows stored after the build are searched flat beside the index until there are enough.
     with mem.writer(interactive=False) as w:
         w.append(rows(300, 99, seed=2))
-    assert ann.state(mem) == ann.AnnState(399, True, 99) and ann.due(ann.state(mem)) is None
+    assert (
+        ann.state(mem) == ann.AnnState(399, True, 99, ann.INDEX_TYPE)
+        and ann.due(ann.state(mem)) is None
+    )
     with mem.writer(interactive=False) as w:
         w.append(rows(399, 1, seed=3))
     assert ann.due(ann.state(mem)) == "refresh"
     assert ann.build(mem.path) == "refresh"
     assert ann.state(open_memory(mem.path)).unindexed == 0
+
+
+def test_an_index_of_the_old_type_is_replaced_by_the_next_refresh(tmp_path: Path) -> None:
+    """A memory indexed before IVF_RQ (IVF_HNSW_SQ: 583 B a vector) is searched through its
+    old index until the next background build, which replaces it in one commit."""
+    mem = open_memory(make_memory(tmp_path / "m", 600))
+    mem._ds.create_index("vector", "IVF_HNSW_SQ", name=ann.INDEX_NAME, num_partitions=2)
+    mem = open_memory(mem.path)
+    assert ann.state(mem) == ann.AnnState(600, True, 0, "IVF_HNSW_SQ")
+    q = np.asarray(rows(0, 600, seed=600)[17].vector, dtype=np.float32)
+    assert mem.vector_search(q, 5)[0][0] == f"{17:016x}"
+    assert ann.due(ann.state(mem)) == "refresh"
+    assert ann.build(mem.path) == "refresh"
+    mem = open_memory(mem.path)
+    assert mem.ann_index_type() == ann.INDEX_TYPE and ann.due(ann.state(mem)) is None
+    assert mem.vector_search(q, 5)[0][0] == f"{17:016x}"
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ import pytest
 
 from funes.records import Chunk
 from funes.store import LockBusy, WriterLock
+from funes.store import ann as ann_mod
 from funes.store.memory import (
     COLUMNS,
     MemoryIncompatible,
@@ -227,7 +228,15 @@ def clustered(n: int, dim: int = 384, seed: int = 0) -> np.ndarray:
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-def test_ann_path_keeps_recall_against_flat_search(tmp_path: Path) -> None:
+def test_ann_path_keeps_recall_against_flat_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index's codes, not the re-ranking, find the neighbours: 200 of the 3,000 rows are
+    re-ranked here (the shipped 1,000 would nearly scan them all). A build is not
+    deterministic (Lance draws the RaBitQ rotation and the k-means start, and takes no seed):
+    over 20 builds of this memory recall@10 was 0.99 at worst (median 1.0) with 200 re-ranked,
+    and 0.995 / 1.0 with 500 / 1,000; 1-bit codes gave 0.84-0.92 here, IVF_HNSW_SQ 0.945 once."""
+    monkeypatch.setattr(ann_mod, "CANDIDATES", 200)
     vecs = clustered(3000)
     mem = open_memory(tmp_path / "m", create=True)
     with mem.writer() as w:
@@ -238,7 +247,7 @@ def test_ann_path_keeps_recall_against_flat_search(tmp_path: Path) -> None:
         report = w.optimize(ann=True)
     assert report["ann"]
     mem = open_memory(tmp_path / "m")
-    assert mem.has_ann_index()
+    assert mem.ann_index_type() == ann_mod.INDEX_TYPE
     ann = [[i for i, _ in mem.vector_search(q, 10)] for q in queries]
     recall = np.mean([len(set(a) & set(f)) / 10 for a, f in zip(ann, flat, strict=True)])
     assert recall >= 0.95

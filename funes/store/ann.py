@@ -1,7 +1,8 @@
 """The vector (ANN) index of a memory: when it pays, and how it is built behind the writers.
 
 Below :func:`threshold` vectors recall's vector leg scans them all (exact, and fast enough);
-from there on an IVF_HNSW_SQ index with refine answers it (see ``Memory.vector_search``).
+from there on an IVF_RQ index (2-bit RaBitQ codes, every partition probed, the best
+:data:`CANDIDATES` re-ranked on the stored vectors) answers it (see ``Memory.vector_search``).
 Rows whose vector was stored after the index was built sit in fragments it does not cover, and
 Lance searches those flat beside it; once :func:`refresh_rows` of them have piled up the index
 is rebuilt over everything. Both figures are measured (``bench/ann.py``, docs/store.md), and
@@ -35,7 +36,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from funes.store import counts
 from funes.store.lexical import LexicalIndex
@@ -47,12 +48,10 @@ if TYPE_CHECKING:
 
 # Measured with bench/ann.py (random unit vectors; recall's vector leg, k = 100; CPU ms per
 # query, medians of 40, 2 shared cores; docs/store.md "Vectors"): a flat scan costs
-# ≈ 1 ms per 1,000 vectors (19.2 at 20k, 47.8 at 50k, 104.5 at 100k); through the index a query
-# costs 14–31 whatever the size (refine 5: recall@10 0.97–0.99, @100 0.91–0.95; build 11.6,
-# 35.5 and 58 s of CPU at 20k, 50k and 100k; bench/results/ann-2026-12-02.json), so it beats the
-# scan from ≈ 15k vectors and is built from 20k. Rows stored after a build are scanned beside it
-# at the flat rate (+8.6 ms for 10k over a 20k index, +19.8 for 20k; +11 and +39 over 50k;
-# +0.2 and +15.7 over 100k),
+# ≈ 1 ms per 1,000 vectors (19.2 at 20k, 47.8 at 50k, 104.5 at 100k); through an index a query
+# costs 14–31 whatever the size up to 100k, so it beats the scan from ≈ 15k vectors and is
+# built from 20k. Rows stored after a build are scanned beside it at the flat rate (+8.6 ms for
+# 10k over a 20k index, +19.8 for 20k; +11 and +39 over 50k; +0.2 and +15.7 over 100k),
 # hence a refresh from 10k: the index rebuilt over everything, in the background.
 ANN_THRESHOLD = 20_000
 ANN_REFRESH_ROWS = 10_000
@@ -60,12 +59,29 @@ THRESHOLD_ENV = "FUNES_ANN_THRESHOLD"
 REFRESH_ENV = "FUNES_ANN_REFRESH"
 INDEX_NAME = "vector_idx"  # the name LanceDB gives a vector column's index
 PARTITION_ROWS = 20_000  # one IVF partition per this many vectors
-# Every partition is probed (Lance takes the smaller of this and the partitions): each holds
-# an HNSW graph, so a probe costs a walk, not a scan. 20 probes were all five partitions at
-# 100k, but 20 of 48 at 1M gave recall@10 0.64 on random vectors; all 48: 0.965, 144 ms a
-# query against 121 (2026-12-02, the 1M bench memory).
+# The index built: IVF with RaBitQ codes of 2 bits a dimension (121 B a vector with its row id
+# and correction factors). Measured with bench/ann.py --compare on the 1M bench memory (random
+# vectors, the worst case; k = 100; CPU per query, medians of 40; 2026-12-02): 1,000 codes
+# re-ranked give recall@10 1.00 (@100 0.94) against the exact answer in 112 ms, built in 23 s
+# of CPU (797 MB peak). IVF_HNSW_SQ, the index before, cost 585 B a vector (the disk aim of
+# 2.3 KB a chunk missed), 534-570 s of CPU to build (858-872 MB), 144 ms a query for 0.965, and
+# a cold recall 0.8 s more CPU and +400 MB (its graphs read whole). 1-bit codes (65 B): 0.84
+# at 2,000 re-ranked, 0.90 at 4,000 (186 ms); IVF_PQ, 192 4-bit sub-vectors (101 B): 0.995
+# at 1,000 in 100 ms but @100 0.86.
+INDEX_TYPE = "IVF_RQ"
+INDEX_PARAMS: dict[str, int] = {"num_bits": 2}
+# Every partition is probed (Lance takes the smaller of this and the partitions): random
+# vectors, the worst case, spread a query's true neighbours over all of them (20 of 48 at 1M
+# gave recall@10 0.64 under IVF_HNSW_SQ).
 NPROBES = 1 << 16
-REFINE = 5
+# Codes re-ranked on the stored vectors (their exact distances order the hits), whatever the
+# number of hits asked for: recall's leg asks 100. 500 cost 95 ms at 1M for recall@10 0.995,
+# but @100 0.85: a memory of 4,000 random vectors then ranked recall's final hits differently
+# from a flat scan (tests/test_ann_behind.py, the kill test).
+CANDIDATES = 1000
+# An index of an older type (IVF_HNSW_SQ) is searched as before, k × 5 re-ranked, until the
+# next refresh replaces it.
+LEGACY_REFINE = 5
 LOCK_NAME = "ann.lock"
 SETTLE_WAIT = 5.0  # seconds the build waits for the writer lock to record its commit
 
@@ -87,20 +103,29 @@ def _env_int(name: str, default: int) -> int:
         return default
 
 
+def refine_factor(index_type: str, k: int) -> int:
+    """Stored vectors read per hit asked for (``k``) through an index of ``index_type``."""
+    if index_type != INDEX_TYPE:
+        return LEGACY_REFINE
+    return max(1, -(-CANDIDATES // max(1, k)))
+
+
 @dataclass(frozen=True)
 class AnnState:
     vectors: int  # rows with a vector
     indexed: bool  # an ANN index exists
     unindexed: int  # rows in fragments the index does not cover (searched flat)
+    index_type: str | None = None  # the Lance index type of the one that exists
 
 
 def state(mem: Memory, vectors: int | None = None) -> AnnState:
     """What the memory's vector index is like now. ``vectors`` saves a count the caller made."""
     if vectors is None:
         vectors = mem.count("vector IS NOT NULL")
-    if not mem.has_ann_index():
+    kind = mem.ann_index_type()
+    if kind is None:
         return AnnState(vectors, False, vectors)
-    return AnnState(vectors, True, unindexed_rows(mem))
+    return AnnState(vectors, True, unindexed_rows(mem), kind)
 
 
 def unindexed_rows(mem: Memory) -> int:
@@ -118,10 +143,26 @@ def unindexed_rows(mem: Memory) -> int:
 
 def due(st: AnnState) -> str | None:
     """``"build"`` (none yet, and enough vectors), ``"refresh"`` (enough rows stored since
-    the build), or None."""
+    the build, or an index of an older type: it is rebuilt as :data:`INDEX_TYPE`), or None."""
     if not st.indexed:
         return "build" if st.vectors >= threshold() and st.vectors >= 2 else None
+    if st.index_type is not None and st.index_type != INDEX_TYPE:
+        return "refresh"
     return "refresh" if st.unindexed >= refresh_rows() else None
+
+
+def create(ds: Any, vectors: int) -> Any:
+    """Build :data:`INDEX_TYPE` over ``vectors`` rows of Lance dataset ``ds``, replacing the
+    index there is (one commit); returns the dataset at the version it made."""
+    return ds.create_index(
+        "vector",
+        INDEX_TYPE,
+        name=INDEX_NAME,
+        metric="l2",
+        replace=True,
+        num_partitions=max(1, vectors // PARTITION_ROWS),
+        **INDEX_PARAMS,
+    )
 
 
 class AnnLock:
@@ -186,17 +227,11 @@ def build(
             on_start(what, st.vectors)
         before = counts.read(path)
         ds = mem._ds
-        # A refresh rebuilds it too: folding 20k new rows into a 50k index with Lance's
-        # optimize_indices cost 67 s of CPU, more than building the 70k one afresh (~50 s),
-        # and a fresh build retrains the partitions on what the memory now holds.
-        ds = ds.create_index(
-            "vector",
-            "IVF_HNSW_SQ",
-            name=INDEX_NAME,
-            metric="l2",
-            replace=True,
-            num_partitions=max(1, st.vectors // PARTITION_ROWS),
-        )
+        # A refresh rebuilds it too: a fresh build retrains the partitions on what the memory
+        # now holds (and replaces an index of an older type). It is cheap: 3 s of CPU at 100k
+        # vectors, 23 s at 1M; folding new rows into an IVF_HNSW_SQ index with Lance's
+        # optimize_indices cost more than building it afresh.
+        ds = create(ds, st.vectors)
         _settle(path, int(ds.version), before)
         return what
     finally:

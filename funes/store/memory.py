@@ -323,6 +323,14 @@ class Memory:
     def has_ann_index(self) -> bool:
         return self._has_index("vector")
 
+    def ann_index_type(self) -> str | None:
+        """The Lance type of the vector column's index (``"IVF_RQ"``, …), or None: from the
+        manifest, no index file is opened."""
+        for i in self._ds.describe_indices():
+            if list(i.field_names) == ["vector"]:
+                return str(i.index_type)
+        return None
+
     def has_id_index(self) -> bool:
         """Whether the table has its scalar index on ``id`` (:data:`ID_INDEX`)."""
         return self._has_index("id")
@@ -398,8 +406,9 @@ class Memory:
         """Top ``k`` (chunk id, L2 distance) among rows that have a vector, nearest first.
 
         Flat (exact) search until an ANN index exists (:mod:`funes.store.ann` builds one in the
-        background from its threshold); then IVF_HNSW_SQ with refine, plus a flat pass over rows
-        stored since the index was built (Lance does this itself). ``where`` prefilters. A
+        background from its threshold); then every partition of the index probed and its best
+        codes re-ranked on the stored vectors, plus a flat pass over rows stored since the
+        index was built (Lance does this itself). ``where`` prefilters. A
         filter that leaves few rows is searched flat (exact) even with an index: a graph walk
         restricted to 1 % of its nodes can miss their nearest ones. ``exact`` always scans.
         """
@@ -407,8 +416,9 @@ class Memory:
         if q.shape != (self.dim,):
             raise FunesError(f"query vector has {q.size} dimensions; {self.label} holds {self.dim}")
         nearest: dict[str, Any] = {"column": "vector", "q": q, "k": k, "metric": "l2"}
-        if not exact and self.has_ann_index():
-            nearest.update(nprobes=ann_mod.NPROBES, refine_factor=ann_mod.REFINE)
+        kind = None if exact else self.ann_index_type()
+        if kind is not None:
+            nearest.update(nprobes=ann_mod.NPROBES, refine_factor=ann_mod.refine_factor(kind, k))
             # No `vector IS NOT NULL` here: the index holds no null vector, rows outside it
             # without one are at no distance (dropped below), and evaluating it reads every
             # row's vector — 135 ms of CPU a query at 100k instead of 10 (bench/ann.py).
@@ -1072,14 +1082,7 @@ class MemoryWriter:
             if ann and with_vectors >= 2:
                 step("building the vector index")
                 t0 = time.monotonic()
-                self.memory._ds.create_index(
-                    "vector",
-                    "IVF_HNSW_SQ",
-                    name=ann_mod.INDEX_NAME,
-                    metric="l2",
-                    replace=True,
-                    num_partitions=max(1, with_vectors // ann_mod.PARTITION_ROWS),
-                )
+                ann_mod.create(self.memory._ds, with_vectors)
                 self.memory.reload()
                 report["ann_s"] = round(time.monotonic() - t0, 2)
             step("compacting the table")
