@@ -12,6 +12,21 @@ against the exact one (queries: stored vectors plus noise, so each has true near
 then rows appended after the build (searched flat beside the index) and the leg timed again,
 and the refresh (the index rebuilt over everything) timed. Medians of ``--queries`` queries,
 wall and CPU (process) milliseconds. Results: bench/results/ann-<date>.json.
+
+    .venv/bin/python bench/ann.py --compare MEMORY|SIZE [--vectors random|clustered]
+        [--index IVF_RQ:num_bits=1 IVF_HNSW_SQ ...] [--candidates 500,1000] [--queries 40]
+
+Index types and parameters side by side on one memory (an existing one — use a copy: the
+index is rebuilt in it — or SIZE rows built as above, with random or clustered vectors): for
+each ``--index`` (Lance index type, ``:``-separated build parameters) the build as the
+background one runs it (``funes.store.ann.build``, in its own process: CPU, wall, peak RSS),
+the index's bytes per vector (its files, from the manifest), then for each number of
+``--candidates`` re-ranked on the stored vectors recall's vector leg (k = 100) timed warm, recall@10 and @100 against the exact answer,
+and cold: a new process opening the memory and asking one question (CPU of the open and of
+that first search, which reads the index, medians of 5). Clustered vectors: sessions of 100
+rows around a topic (one per 2,000 rows), as embeddings of transcripts cluster; random
+vectors are the worst case for IVF (a query's true neighbours are in every partition).
+Results: bench/results/ann-compare-<date>.json.
 """
 
 from __future__ import annotations
@@ -41,9 +56,24 @@ RESULTS = Path(__file__).resolve().parent / "results"
 K = 100  # recall's pool per leg (funes.retrieval.POOL_PER_LEG)
 
 
-def rows(start: int, n: int, rng: np.random.Generator) -> tuple[list[Chunk], np.ndarray]:
+def unit(rng: np.random.Generator, n: int, clustered: bool = False) -> np.ndarray:
+    """``n`` 384-d unit vectors: random, or in sessions of 100 around topics (one topic per
+    2,000 rows; within a session cosine ≈ 0.6, across topics ≈ 0)."""
     v = rng.standard_normal((n, 384)).astype(np.float32)
+    if clustered:
+        nt, ns = max(1, n // 2000), max(1, -(-n // 100))
+        topics = rng.standard_normal((nt, 384)).astype(np.float32)
+        sessions = topics[rng.integers(0, nt, ns)]
+        sessions += 0.8 * rng.standard_normal((ns, 384)).astype(np.float32)
+        v += sessions[np.arange(n) // 100]
     v /= np.linalg.norm(v, axis=1, keepdims=True)
+    return v
+
+
+def rows(
+    start: int, n: int, rng: np.random.Generator, clustered: bool = False
+) -> tuple[list[Chunk], np.ndarray]:
+    v = unit(rng, n, clustered)
     out = []
     for j in range(n):
         i = start + j
@@ -59,12 +89,14 @@ def rows(start: int, n: int, rng: np.random.Generator) -> tuple[list[Chunk], np.
     return out, v
 
 
-def build_memory(path: Path, n: int, rng: np.random.Generator) -> np.ndarray:
+def build_memory(
+    path: Path, n: int, rng: np.random.Generator, clustered: bool = False
+) -> np.ndarray:
     mem = open_memory(path, create=True)
     vecs = []
     with mem.writer(interactive=False) as w:
         for s in range(0, n, 10_000):
-            chunks, v = rows(s, min(10_000, n - s), rng)
+            chunks, v = rows(s, min(10_000, n - s), rng, clustered)
             w.append(chunks)
             vecs.append(v)
         w.optimize(ann=False)
@@ -148,14 +180,130 @@ def _cpu() -> float:
     return t.user + t.system
 
 
+def parse_index(spec: str) -> tuple[str, dict[str, int]]:
+    """``IVF_RQ:num_bits=1`` → ("IVF_RQ", {"num_bits": 1})."""
+    kind, *params = spec.split(":")
+    return kind.upper(), {k: int(v) for k, v in (p.split("=") for p in params)}
+
+
+BUILD = """
+import json, sys
+from pathlib import Path
+from funes.store import ann
+ann.INDEX_TYPE, ann.INDEX_PARAMS = sys.argv[1], json.loads(sys.argv[2])
+print(json.dumps({"built": ann.build(Path(sys.argv[3]), force=True)}))
+"""
+
+COLD = """
+import json, sys, time
+import numpy as np
+c0 = time.process_time()
+from funes.store import ann, open_memory
+ann.INDEX_TYPE, ann.CANDIDATES = sys.argv[2], int(sys.argv[3])
+c1 = time.process_time()
+mem = open_memory(sys.argv[1])
+q = np.asarray(json.loads(sys.argv[4]), dtype=np.float32)
+c2 = time.process_time()
+mem.vector_search(q, 100)
+c3 = time.process_time()
+mem.vector_search(q, 100)
+c4 = time.process_time()
+print(json.dumps({"import_ms": (c1 - c0) * 1000, "open_ms": (c2 - c1) * 1000,
+                  "first_search_ms": (c3 - c2) * 1000, "second_search_ms": (c4 - c3) * 1000}))
+"""
+
+
+def queries_of(path: Path, n_queries: int, seed: int = 7) -> np.ndarray:
+    """Stored vectors plus noise (each query has true near neighbours), as :func:`one_size`."""
+    mem = open_memory(path)
+    rng = np.random.default_rng(seed)
+    n = mem.count()
+    picks = sorted({int(i) for i in rng.integers(0, n, n_queries * 2)})
+    t = mem._ds.take(picks, columns=["vector"])
+    vecs = [v for v in t.column("vector").to_pylist() if v is not None][:n_queries]
+    base = np.asarray(vecs, dtype=np.float32)
+    qs = base + 0.6 * rng.standard_normal(base.shape).astype(np.float32) / np.sqrt(384)
+    return qs / np.linalg.norm(qs, axis=1, keepdims=True)
+
+
+def compare(path: Path, specs: list[str], candidates: list[int], n_queries: int) -> dict[str, Any]:
+    """Each index of ``specs`` built on the memory at ``path`` in turn, and searched with each
+    number of candidates re-ranked of ``candidates``: see the module docstring."""
+    from bench.scale import proc
+
+    mem = open_memory(path)
+    vectors = mem.count("vector IS NOT NULL")
+    qs = queries_of(path, n_queries)
+    t, c = time.monotonic(), _cpu()
+    exact = flat_ids(path, qs)
+    out: dict[str, Any] = {"memory": str(path), "vectors": vectors, "queries": len(qs),
+                           "flat": {"cpu_ms_per_query": round((_cpu() - c) * 1000 / len(qs), 1),
+                                    "wall_ms_per_query": round((time.monotonic() - t) * 1000
+                                                               / len(qs), 1)},
+                           "indices": []}  # fmt: skip
+    print(f"flat {out['flat']}", file=sys.stderr)
+    for spec in specs:
+        kind, params = parse_index(spec)
+        res: dict[str, Any] = {"index": kind, "params": params}
+        built = proc(["python", "-c", BUILD, kind, json.dumps(params), str(path)],
+                     dict(os.environ), 7200)  # fmt: skip
+        res["build"] = {k: built.get(k) for k in ("cpu_s", "wall_s", "peak_rss_mb", "load_start",
+                                                  "exit", "stderr")}  # fmt: skip
+        mem = open_memory(path)
+        size = sum(i.total_size_bytes for i in mem._ds.describe_indices()
+                   if list(i.field_names) == ["vector"])  # fmt: skip
+        res["bytes_per_vector"] = round(size / vectors, 1)
+        res["index_type"] = mem.ann_index_type()
+        print(f"{spec}: build {res['build']} {res['bytes_per_vector']} B/vector", file=sys.stderr)
+        res["search"] = []
+        for r in candidates:
+            ann.INDEX_TYPE, ann.CANDIDATES = kind, r
+            lat, approx = timed(path, qs)
+            one: dict[str, Any] = {"candidates": r, **lat, "recall10": recall_at(exact, approx, 10),
+                                   "recall100": recall_at(exact, approx, 100)}  # fmt: skip
+            colds = []
+            for i in range(5):
+                cold = proc(["python", "-c", COLD, str(path), kind, str(r),
+                             json.dumps(qs[i].tolist())], dict(os.environ), 600)  # fmt: skip
+                colds.append(cold.get("report") or {})
+            one["cold"] = {k: round(statistics.median(c[k] for c in colds), 1)
+                           for k in colds[0]} if colds[0] else {}  # fmt: skip
+            res["search"].append(one)
+            print(f"  {r} candidates: {one}", file=sys.stderr)
+        out["indices"].append(res)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--compare", help="a memory directory (a copy: its index is rebuilt) or a size")
+    ap.add_argument("--vectors", choices=("random", "clustered"), default="random")
+    ap.add_argument("--index", nargs="+", default=[f"{ann.INDEX_TYPE}:" + ":".join(
+        f"{k}={v}" for k, v in ann.INDEX_PARAMS.items())])  # fmt: skip
+    ap.add_argument("--candidates", default="", help="codes re-ranked, e.g. 500,1000")
     ap.add_argument("--sizes", default="20000,50000,100000")
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--appended", default="5000,10000,20000")
     args = ap.parse_args()
     os.environ[ann.THRESHOLD_ENV] = "1"  # ann.build builds and refreshes at any size here
     os.environ[ann.REFRESH_ENV] = "1"
+    if args.compare:
+        candidates = [int(x) for x in args.candidates.split(",") if x] or [ann.CANDIDATES]
+        with tempfile.TemporaryDirectory() as d:
+            if args.compare.isdigit():
+                path = Path(d) / "mem"
+                n = int(args.compare)
+                build_memory(path, n, np.random.default_rng(n), args.vectors == "clustered")
+            else:
+                path = Path(args.compare)
+            res = compare(path, args.index, candidates, args.queries)
+        res.update(vectors_kind=args.vectors, load_after=os.getloadavg()[0])
+        RESULTS.mkdir(exist_ok=True)
+        dest = RESULTS / f"ann-compare-{date.today().isoformat()}.json"
+        runs = json.loads(dest.read_text()) if dest.exists() else []
+        dest.write_text(json.dumps([*runs, res], indent=1) + "\n")
+        print(json.dumps(res, indent=1))
+        return
     out: dict[str, Any] = {"load_before": os.getloadavg()[0], "sizes": []}
     with tempfile.TemporaryDirectory() as d:
         for n in [int(x) for x in args.sizes.split(",")]:

@@ -349,9 +349,12 @@ def disk(mem_path: Path, reap: bool = False) -> dict[str, Any]:
             w.optimize(ann=False, cleanup_older_than=timedelta(0))
     mem = open_memory(mem_path)
     n = mem.count()
+    ann_bytes = sum(i.total_size_bytes for i in mem._ds.describe_indices()
+                    if list(i.field_names) == ["vector"])  # fmt: skip
     return {
         "chunks": n,
-        "ann_index": mem.has_ann_index(),
+        "ann_index": mem.ann_index_type(),
+        "ann_bytes_per_chunk": round(ann_bytes / n),
         "bytes_per_chunk": round(du(mem_path) / n),
         "table_bytes_per_chunk": round(du(mem_path / "chunks.lance") / n),
         "lexical_bytes_per_chunk": round(du(mem_path / "lexical") / n),
