@@ -621,6 +621,28 @@ _HASH_STARTS = (
 _URL_PARAM_TRIGGERS = (
     "key=", "token=", "secret=", "password=", "passwd=", "pwd=", "sig=", "signature="
 )  # fmt: skip
+_URL_PARAM_NAMES = (
+    "api[_-]?key", "apikey", "key", "token", "access[_-]?token", "auth[_-]?token",
+    "refresh[_-]?token", "id[_-]?token", "client[_-]?secret", "secret", "password", "passwd",
+    "pwd", "sig", "signature", "x-amz-signature", "x-amz-security-token",
+)  # fmt: skip
+
+
+def _url_param_anchors() -> tuple[tuple[str, int], ...]:
+    """Where a URL parameter's match starts, from where its trigger is: each name (with its
+    `[_-]?` spelled every way) ends with a trigger less its `=`, and the separator is one
+    character before the name."""
+    out: dict[tuple[str, int], None] = {}
+    for name in _URL_PARAM_NAMES:
+        head, _, tail = name.partition("[_-]?")
+        for spelled in (head + "_" + tail, head + tail) if tail else (name,):
+            for t in _URL_PARAM_TRIGGERS:
+                if (spelled + "=").endswith(t):
+                    out[(t, len(t) - len(spelled) - 2)] = None
+    return tuple(out)
+
+
+_URL_PARAM_ANCHORS = _url_param_anchors()
 
 RULES: tuple[Rule, ...] = (
     # AWS
@@ -703,13 +725,15 @@ RULES: tuple[Rule, ...] = (
         Rule(
             "url-secret-param",
             _rx(
-                re.escape(sep) + r"(?:api[_-]?key|apikey|key|token|access[_-]?token|auth[_-]?token"
-                r"|refresh[_-]?token|id[_-]?token|client[_-]?secret|secret|password|passwd|pwd"
-                r"|sig|signature|x-amz-signature|x-amz-security-token)"
-                r"=([^&\s#\"'<>\\]{1,2048})"
+                re.escape(sep)
+                + "(?:"
+                + "|".join(_URL_PARAM_NAMES)
+                + ")"
+                + r"=([^&\s#\"'<>\\]{1,2048})"
             ),
-            # the name's end and its `=`: every match holds one
+            # the name's end and its `=`: every match holds one, and starts where it says
             _URL_PARAM_TRIGGERS,
+            anchors=_URL_PARAM_ANCHORS,
             group=1,
             validate=lambda v: looks_secret(_unquote(v), 12),
             priority=20,
@@ -1061,6 +1085,8 @@ RULES: tuple[Rule, ...] = (
             + _quoted(6)
         ),
         ("identified", "pass"),
+        # where each branch starts (`password` at `pass`)
+        anchors=tuple((w, 0) for w in ("identified", "pass", "with", "login", "encrypted")),
         group=2,
         validate=lambda v: _cli_password(v),
         priority=30,
@@ -1070,6 +1096,7 @@ RULES: tuple[Rule, ...] = (
         "secret-assignment",
         _rx(r"convertto-securestring[ \t]+(?:-string[ \t]+)?" + _quoted(6)),
         ("securestring",),
+        anchors=(("securestring", -len("convertto-")),),
         group=2,
         validate=lambda v: _cli_password(v),
         priority=25,
@@ -1099,6 +1126,7 @@ RULES: tuple[Rule, ...] = (
             r"(?:" + _quoted(6, 512) + r"|(?P<bare>[^\s\"'\\,}]{6,512}))"
         ),
         ("value",),
+        anchors=(("name", 0),),
         group="pair",
         priority=40,
         lower=True,
@@ -1110,6 +1138,7 @@ RULES: tuple[Rule, ...] = (
             r"[ \t]*\{[^}]{0,300}?default[ \t]*=[ \t]*" + _quoted(6, 512)
         ),
         ("variable",),
+        anchors=(("variable", 0),),
         group=2,
         validate=lambda v: looks_secret(v, digitless_ok=len(v) >= 12),
         priority=30,
@@ -2284,7 +2313,7 @@ _AUTOMATON_WORDS = tuple(
 )
 # The automaton looks a character up among the first characters of its words one by one, so
 # they go in by how often transcripts hold them (lowered), the most frequent first.
-_FIRST_BY_FREQUENCY = " etsiarcldmpg-f:bwkv_4j"
+_FIRST_BY_FREQUENCY = " etsniarcldmpg-f:bwkv_4j"
 
 
 def _automaton(words: tuple[str, ...]) -> Any:
