@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     # lazy: funes.agents and funes.render stay off fast commands' start-up
     from funes.agents import ask
-    from funes.render.formats import neutralise, one_line
+    from funes.render.ask import unrecalled_text
+    from funes.render.formats import neutralise
 
     agent = ask.check_agent(args.agent)
     question = " ".join(args.question).strip()
@@ -98,12 +99,7 @@ def _main(args: argparse.Namespace) -> int:
     answer = neutralise((outcome.answer or "").rstrip())
     _print_answer(answer)
     recalled = [h.row["session_id"] for h in result.hits]
-    for sid in ask.unrecalled_citations(answer, recalled):
-        print(
-            f"funes: the answer cites session {one_line(sid)}, which is not among the recalled "
-            "passages — that part is not grounded in your memory",
-            file=sys.stderr,
-        )
+    sys.stderr.write(unrecalled_text(ask.unrecalled_citations(answer, recalled)))
     return 0
 
 
@@ -138,50 +134,32 @@ def _recall(question: str, memory: str | None) -> Result:
 
 
 def _passages(result: Result) -> str:
-    """The recalled passages in recall's agent format, within the prompt's size limit: each
-    chunk is at most 1,200 characters, but a turn next to a hit may have many blocks, so
-    neighbour lines are dropped (farthest first) until the passages fit."""
-    # lazy: funes.agents.ask and funes.render.formats stay off fast commands' start-up
+    """The recalled passages as the prompt gives them (:func:`funes.render.ask.passages_text`)."""
+    # lazy: funes.agents.ask and funes.render.ask stay off fast commands' start-up
     from funes.agents.ask import PROMPT_BYTES
-    from funes.render.formats import recall_agent
+    from funes.render.ask import passages_text
 
-    text = recall_agent(result)
-    keep = max((len(h.neighbors) for h in result.hits), default=0)
-    while len(text.encode()) > PROMPT_BYTES and keep > 0:
-        keep //= 2
-        for h in result.hits:
-            h.neighbors = sorted(h.neighbors, key=lambda n: abs(n["seq"] - h.row["seq"]))[:keep]
-            h.neighbors.sort(key=lambda n: n["seq"])
-        text = recall_agent(result)
-    return text
+    return passages_text(result, PROMPT_BYTES)
 
 
 def _replay(outcome: Any) -> bool:
-    """Write what the agent printed to stderr, each stream ending its last line; False when it
-    printed nothing."""
-    err = sys.stderr
-    shown = False
-    for text in ("".join(outcome.stdout), outcome.stderr or ""):
-        if text:
-            err.write(text if text.endswith("\n") else text + "\n")
-            shown = True
-    err.flush()
-    return shown
+    """Write what the agent printed to stderr; False when it printed nothing."""
+    # lazy: funes.render.ask stays off fast commands' start-up
+    from funes.render.ask import replay_text
+
+    text = replay_text(outcome.stdout, outcome.stderr)
+    sys.stderr.write(text)
+    sys.stderr.flush()
+    return bool(text)
 
 
 def _print_answer(answer: str) -> None:
+    # lazy: funes.render.ask stays off fast commands' start-up
+    from funes.render.ask import answer_text
+
     out = sys.stdout
-    if out.isatty() and not plain():
-        dim, off = "\x1b[2m", "\x1b[0m"
-        width = _width(out)
-        body, _, last = answer.rpartition("\n")
-        out.write(f"{dim}{'─' * width}{off}\n")
-        if body:  # the last line names the sessions used: dimmed under the prose
-            out.write(f"{body}\n{dim}{last}{off}\n")
-        else:
-            out.write(f"{last}\n")
-    else:
-        out.write(answer + "\n")
+    color = out.isatty() and not plain()
+    out.write(answer_text(answer, _width(out) if color else 0, color))
     out.flush()
 
 
