@@ -4,7 +4,7 @@
     open_one("/path/to/memory")    a local memory directory
     open_one("owner/team")         a Hub dataset, read from its cached copy (funes.hub.remote)
     open_all("local,owner/team")   several, in the order named, duplicates dropped
-    open_writable("/path/to/memory", create=True)   a local memory a command writes
+    open_for_write("/path/to/memory", create=True)  the local memory a command writes
 
 
 This is the one place that decides whether a spec names a local directory, a Hub dataset or
@@ -12,6 +12,11 @@ several memories (the grammar is :mod:`funes.hub.spec`). Each memory comes back 
 :class:`~funes.store.memory.Origin`: read from this machine or from a remote's cached copy, and
 whether its passages are the user's own words. A remote the Hub cannot serve, with no cached
 copy either, is replaced by the local memory, whose origin carries the note saying so.
+
+Every command that writes a memory (index, ingest, funes-write, backfill, scrub, optimize) or
+publishes one (push, curate) opens it with :func:`open_for_write`, which refuses a Hub spec in
+one line before anything is created: funes writes only on this machine, and a remote changes
+only through `funes push`.
 """
 
 from __future__ import annotations
@@ -33,27 +38,38 @@ def open_one(spec: str | Path | None = None) -> Memory:
     return _open_remote(one) if one.remote else open_memory(spec)
 
 
-def writable_dir(spec: str | Path | None = None) -> Path:
-    """The local directory of the one memory a command that writes is given. A Hub memory is
-    refused (UsageError): funes writes only on this machine, and publishes with `funes push`.
-    Without this, ``hf://datasets/bob/kb`` read as a path would make a ``./hf:`` folder."""
+def writable_dir(spec: str | Path | None = None, *, flag: str = "--memory") -> Path:
+    """The local directory of the one memory a command writes, before it is opened (the
+    detached workers are handed it; a setting is stored there before the first write). A Hub
+    memory is refused (UsageError): funes writes only on this machine, and publishes with
+    `funes push`. Without this, ``hf://datasets/bob/kb`` read as a path would make a ``./hf:``
+    folder. ``flag`` is the option that named ``spec``, for the refusal."""
     if not isinstance(spec, str):
         return memory_dir(spec)
     one = parse_one(spec)
     if one.repo_id is not None:
+        if flag != "--memory":
+            raise UsageError(f"{flag} must name a local memory, not the Hub memory {one.uri}")
         raise UsageError(
             f"{one.uri} is a Hub memory, and funes writes only local ones — write to a local "
-            f"memory (--memory DIR) and publish it with `funes push DIR {one.short}`"
+            f"memory (--memory DIR) and publish it with `funes push {one.short} --from DIR`"
         )
     assert one.path is not None
     return one.path
 
 
-def open_writable(spec: str | Path | None = None, *, create: bool = False) -> Memory:
-    """The local memory ``spec`` names, for a command that writes it (index, funes-write,
-    backfill, scrub, optimize); ``create`` makes it when missing. A Hub spec is refused (see
-    :func:`writable_dir`)."""
-    return open_memory(writable_dir(spec), create=create)
+def open_for_write(
+    spec: str | Path | None = None,
+    *,
+    create: bool = False,
+    catch_up: bool = True,
+    flag: str = "--memory",
+) -> Memory:
+    """The local memory ``spec`` names, for a command that writes it (index, ingest,
+    funes-write, backfill, scrub, optimize) or publishes from it (push, curate): ``create``
+    makes it when missing. A Hub spec is refused before anything is created (see
+    :func:`writable_dir`); ``catch_up`` as in :func:`~funes.store.memory.open_memory`."""
+    return open_memory(writable_dir(spec, flag=flag), create=create, catch_up=catch_up)
 
 
 def open_all(spec: str | None = None) -> list[Memory]:

@@ -32,7 +32,7 @@ ALLOWED: dict[str, set[str]] = {
     "funes.ranker": RECORDS | {"funes.ranker"},
     "funes.store": STORE,
     "funes.hub": HUB,
-    "funes.ingest": HUB | {"funes.ingest"},
+    "funes.ingest": HUB | {"funes.memories", "funes.ingest"},
     "funes.memories": HUB | {"funes.memories"},
     # What a question is and what recall returns, as data; Filters reads sources and the store.
     "funes.results": STORE | {"funes.sources", "funes.results"},

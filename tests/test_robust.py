@@ -353,30 +353,61 @@ def test_a_byte_order_mark_does_not_lose_the_first_record(tmp_path: Path) -> Non
 # ---------------------------------------------------------------------------- writers
 
 
-@pytest.mark.parametrize("spec", ["hf://datasets/bob/kb", "bob/kb", "hf://datasets/bob/kb/sub"])
+HUB_SPECS = ["hf://datasets/bob/kb", "bob/kb", "hf://datasets/bob/kb/sub"]
+
+
+@pytest.mark.parametrize("spec", HUB_SPECS)
 def test_every_writer_refuses_a_hub_memory_and_creates_nothing_locally(
     tmp_path: Path, spec: str
 ) -> None:
     f = write_jsonl(tmp_path / "in" / f"{SID}.jsonl", [rec("u-1", 1, "a line to index")])
     work = tmp_path / "cwd"
     work.mkdir()
-    chunk = jsonl(run_cli("funes-chunk", input=run_cli("funes-parse", f).stdout).stdout)[0]
+    chunk = json.dumps(
+        jsonl(run_cli("funes-chunk", input=run_cli("funes-parse", f).stdout).stdout)[0]
+    )
+    envelope = json.dumps({
+        "version": 1, "harness": "aider", "session_id": "chat-7", "cwd": "/home/ana/tiles",
+        "turns": [{"turn_uuid": "u1", "ts": "2026-05-01T10:00:00Z", "role": "user",
+                   "blocks": [{"block_type": "text", "text": "why is the tile cache thrashing?"}]}],
+    })  # fmt: skip
     writers = [
-        ("funes", "index", "--memory", spec, f),
-        ("funes", "index", "--no-embed", "--memory", spec),
-        ("funes", "index", "--backfill", "--memory", spec),
-        ("funes", "scrub", "--builtin-only", "--memory", spec),
-        ("funes", "optimize", "--memory", spec),
-        ("funes-write", "--memory", spec),
+        (("funes", "index", "--memory", spec, f), chunk),
+        (("funes", "index", "--no-embed", "--memory", spec), chunk),
+        (("funes", "index", "--no-embed", "--embed-tool-results", "head", "--memory", spec), chunk),
+        (("funes", "index", "--backfill", "--memory", spec), chunk),
+        (("funes", "index", "--backfill", "--behind", "--memory", spec), chunk),
+        (("funes", "ingest", "--memory", spec), envelope),  # made ./bob/kb before the one door
+        (("funes", "scrub", "--builtin-only", "--memory", spec), chunk),
+        (("funes", "optimize", "--memory", spec), chunk),
+        (("funes", "optimize", "--behind", "--memory", spec), chunk),
+        (("funes-write", "--memory", spec), chunk),
     ]
-    for cmd in writers:
-        r = run_cli(cmd[0], *cmd[1:], input=json.dumps(chunk).encode(), cwd=work)
+    for cmd, stdin in writers:
+        r = run_cli(cmd[0], *cmd[1:], input=stdin.encode(), cwd=work)
         err = r.stderr.decode().strip().splitlines()
         assert r.returncode == 2, (cmd, err)
         assert len(err) == 1 and "is a Hub memory, and funes writes only local ones" in err[0]
-        assert "funes push DIR bob/kb" in err[0]
+        # the hint is a command that runs: push takes the Hub dataset, --from the directory
+        assert "`funes push bob/kb" in err[0] and " --from DIR`" in err[0], err[0]
     assert list(work.iterdir()) == []
     assert not (Path(os.environ["FUNES_HOME"]) / "memory").exists()
+
+
+@pytest.mark.parametrize("spec", HUB_SPECS)
+def test_push_from_a_hub_memory_is_refused_before_anything_is_opened(
+    tmp_path: Path, spec: str
+) -> None:
+    env = {"HF_TOKEN": "hf_" + "x" * 34, "HF_ENDPOINT": "http://127.0.0.1:9"}
+    r = run_cli("funes", "push", "ana/kb", "--from", spec, cwd=tmp_path, env=env)
+    err = r.stderr.decode().strip().splitlines()
+    assert r.returncode == 2, err
+    assert err == [f"funes: --from must name a local memory, not the Hub memory {spec_uri(spec)}"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def spec_uri(spec: str) -> str:
+    return spec if spec.startswith("hf://") else f"hf://datasets/{spec}"
 
 
 def test_writers_still_write_a_local_memory_named_like_a_relative_path(tmp_path: Path) -> None:

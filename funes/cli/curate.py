@@ -64,12 +64,12 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     # lazy: funes.hub.curate and numpy stay off fast commands' start-up
     from funes.hub import curate, transport
-    from funes.store.memory import open_memory
+    from funes.memories import open_for_write
 
     spec = parse(args.memory)
     if not spec.remote:
         raise UsageError("funes curate works on a Hub memory — name one: `funes curate OWNER/NAME`")
-    local = open_memory(None)
+    local = open_for_write()  # the sessions of this machine's memory are what curate chooses from
     sessions = curate.sessions(local)
     project = args.project
     if project is not None and "/" not in project:
@@ -134,6 +134,9 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def _remote_ids(info: RemoteInfo) -> set[str]:
+    """The ids of the remote at the commit just probed. Its snapshot is opened by path, not
+    through funes.memories: that would resolve the head again, and may fall back to the local
+    memory when offline, where these must be the remote's own ids or none."""
     # lazy: numpy stays off fast commands' start-up
     from funes.store.memory import open_memory
 
@@ -210,7 +213,11 @@ def _review(
             return 0
         _stamp(spec, info, project, local.model)
     if confirm(f"Push the included sessions to {spec.uri} now? [Y/n]"):
-        report = push(spec, yes=True)
+        # lazy: see _main
+        from funes.memories import open_for_write
+
+        # opened again: what the hooks stored during the review goes too
+        report = push(spec, open_for_write(), yes=True)
         sys.stdout.write(push_text(report))
     return 0
 

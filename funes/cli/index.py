@@ -194,11 +194,11 @@ def _index_or_backfill(
     # lazy: see _run
     from funes.ingest import behind, indexer
     from funes.ingest.backfill import backfill
-    from funes.memories import open_writable, writable_dir
+    from funes.memories import writable_dir
     from funes.store.lock import behind_pid
 
     if args.behind:
-        behind.run(lambda: open_writable(args.memory))
+        behind.run(args.memory)
         return None
     if args.backfill and (pid := behind_pid(writable_dir(args.memory))) is not None:
         progress.clear()
@@ -209,7 +209,7 @@ def _index_or_backfill(
         )
         return None
     if args.backfill:
-        report = backfill(args.memory, progress=progress, open_with=open_writable)
+        report = backfill(args.memory, progress=progress)
     else:
         opts.memory = str(writable_dir(args.memory))  # before a Hub dataset is looked up
 

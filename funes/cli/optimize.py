@@ -53,9 +53,9 @@ def _main(args: argparse.Namespace) -> int:
 def optimize(memory: str | None, ann: bool | None, as_json: bool, done: str) -> int:
     """`funes optimize` and `funes compact` (the reference's name): one verb, two spellings."""
     # lazy: numpy stays off fast commands' start-up
-    from funes.memories import open_writable
+    from funes.memories import open_for_write
 
-    mem = open_writable(memory)
+    mem = open_for_write(memory)
     with mem.writer() as w, steps(3, "optimize") as step:
         report = w.optimize(ann=ann, on_step=step)
         if not mem.count_without_vectors():

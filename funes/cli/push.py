@@ -8,7 +8,7 @@ import sys
 from funes.cli._args import Parser
 from funes.cli._pipe import run
 from funes.cli._tty import confirm
-from funes.hub.push import push
+from funes.hub.push import check_target, push
 from funes.hub.spec import parse
 from funes.render.push import push_text
 
@@ -37,11 +37,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    # lazy: numpy (under funes.memories and the store) stays off fast commands' start-up
+    from funes.memories import open_for_write
+
     spec = parse(args.memory)
+    check_target(spec)
+    local = open_for_write(args.source, flag="--from")
     tty = sys.stdin.isatty() and sys.stderr.isatty()
-    report = push(
-        spec, args.source, yes=args.yes, create=args.create, confirm=confirm if tty else None
-    )
+    report = push(spec, local, yes=args.yes, create=args.create, confirm=confirm if tty else None)
     sys.stdout.write(push_text(report))
     return 0
 

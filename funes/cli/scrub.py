@@ -46,7 +46,6 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     # lazy: numpy stays off fast commands' start-up
     from funes.ingest.scrub import describe, scrub
-    from funes.memories import open_one, open_writable
 
     with steps(4, "scrub") as step:
         report = scrub(
@@ -54,7 +53,6 @@ def _main(args: argparse.Namespace) -> int:
             dry_run=args.dry_run,
             builtin_only=args.builtin_only,
             on_step=step,
-            open_with=open_one if args.dry_run else open_writable,  # a dry run only reads
         )
     if args.json:
         print(json.dumps(report.as_dict()))

@@ -44,10 +44,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     # lazy: numpy stays off fast commands' start-up
-    from funes.memories import open_writable
+    from funes.memories import open_for_write
 
     bad = BadLines(PROG, args.strict)
-    mem = open_writable(args.memory, create=True)
+    mem = open_for_write(args.memory, create=True)
     written = seen = 0
     with ExitStack() as stack:
         inputs = open_inputs(stack, args.files)

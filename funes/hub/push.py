@@ -34,7 +34,7 @@ from funes.hub.card import updated_card
 from funes.hub.curate import remote_project, selection_for
 from funes.hub.gate import GateResult, scan
 from funes.hub.remote import forget_head, materialize
-from funes.hub.spec import MemorySpec, State, is_remote, parse_one, state_message
+from funes.hub.spec import MemorySpec, State, state_message
 from funes.hub.upload import SHIPPED, changes, check_writable, listing
 from funes.records import Chunk
 
@@ -77,28 +77,26 @@ class PushReport:
 Confirm = Callable[[str], bool]
 
 
+def check_target(spec: MemorySpec) -> None:
+    """Push publishes to a Hub dataset: a local ``spec`` is refused (before any memory opens)."""
+    if not spec.remote:
+        raise UsageError(
+            "funes push publishes to a Hugging Face dataset — name one: `funes push OWNER/NAME`"
+        )
+
+
 def push(
     spec: MemorySpec,
-    source: str | None = None,
+    local: Memory,
     *,
     yes: bool = False,
     create: bool = False,
     confirm: Confirm | None = None,
 ) -> PushReport:
-    """Publish ``source`` (default: the local memory) to ``spec``. ``confirm`` asks the user a
-    yes/no question (None off a terminal: questions become errors naming the flag to pass)."""
-    # lazy: numpy stays off fast commands' start-up
-    from funes.store.memory import open_memory
-
-    if not spec.remote:
-        raise UsageError(
-            "funes push publishes to a Hugging Face dataset — name one: `funes push OWNER/NAME`"
-        )
-    if source is not None and is_remote(source):
-        raise UsageError("--from must name a local memory")
-    if source:
-        parse_one(source)  # a list of several memories is refused as by every one-memory reader
-    local = open_memory(source if source else None)
+    """Publish the local memory ``local`` (opened by ``funes.memories.open_for_write``) to
+    ``spec``. ``confirm`` asks the user a yes/no question (None off a terminal: questions
+    become errors naming the flag to pass)."""
+    check_target(spec)
     if not transport.token():
         raise FunesError("no HF token (set HF_TOKEN, or run `hf auth login`) — required to push")
     report = PushReport(spec.label, local_chunks=local.count())
@@ -293,6 +291,11 @@ def _checkout(info: RemoteInfo, work: Path) -> bool:
         except OSError:
             shutil.copyfile(real, dst)
     return True
+
+
+# The scratch copy is opened by its path, not through funes.memories: it is this module's own
+# temporary directory (a copy of the remote at one commit), never a memory a user named, and
+# the Hub layer sits below the resolver.
 
 
 def _ids(work: Path) -> set[str]:

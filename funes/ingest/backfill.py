@@ -28,7 +28,7 @@ import numpy as np
 
 from funes.errors import FunesError
 from funes.ingest.report import SILENT, IndexReport, Progress
-from funes.store import open_memory
+from funes.memories import open_for_write
 from funes.store.lock import BehindLock
 from funes.store.memory import BACKFILL_COMMIT
 from funes.store.state import mark_all_embedded
@@ -44,13 +44,12 @@ def backfill(
     deadline: float | None = None,
     progress: Progress | None = None,
     interactive: bool | None = None,
-    open_with: Callable[[str | None], Memory] = open_memory,
 ) -> IndexReport:
-    """Fill in the vectors of chunks stored without one (`funes index --backfill`), holding
-    the writer lock only to store each batch (:func:`embed_unlocked`). ``open_with`` opens
-    ``memory`` (default: a local directory; the CLI passes the resolver of memory specs)."""
+    """Fill in the vectors of chunks stored without one (`funes index --backfill`) in the
+    local memory ``memory`` names (a Hub spec is refused), holding the writer lock only to
+    store each batch (:func:`embed_unlocked`)."""
     t0 = time.monotonic()
-    mem = open_with(memory)
+    mem = open_for_write(memory)
     report = IndexReport(memory=mem.label)
     progress = progress or SILENT
     asking = stdin_interactive(interactive)

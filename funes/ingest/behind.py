@@ -18,13 +18,14 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from funes.errors import FunesError
 from funes.ingest import ann
 from funes.ingest.backfill import embed_unlocked, load_embed
+from funes.memories import open_for_write
 from funes.store import hookslog
 from funes.store.lock import BehindLock, LockBusy, behind_pid
 
@@ -68,11 +69,12 @@ def start(memory: Path, command: Sequence[str]) -> tuple[int, bool]:
     return p.pid, True
 
 
-def run(open_with: Callable[[], Memory]) -> int:
-    """The detached backfill: embed every chunk still without a vector, holding the writer lock
-    only to store each batch (:func:`funes.ingest.backfill.embed_unlocked`), and log it.
-    Returns the number embedded (0 when another backfill already runs)."""
-    mem = open_with()
+def run(memory: str | None = None) -> int:
+    """The detached backfill of the local memory ``memory`` names: embed every chunk still
+    without a vector, holding the writer lock only to store each batch
+    (:func:`funes.ingest.backfill.embed_unlocked`), and log it. Returns the number embedded (0
+    when another backfill already runs)."""
+    mem = open_for_write(memory)
     lock = BehindLock(mem.path)
     fd = os.environ.pop(LOCK_FD_ENV, "")
     if not (fd.isdigit() and lock.handed_down(int(fd))) and not lock.try_acquire():

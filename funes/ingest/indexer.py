@@ -35,13 +35,14 @@ from funes.ingest.plan import BUDGET_SECONDS as BUDGET_SECONDS  # re-exported
 from funes.ingest.plan import IndexOptions, plan
 from funes.ingest.plan import key as _key
 from funes.ingest.report import SILENT, IndexReport, Progress, fmt_eta
+from funes.memories import open_for_write, writable_dir
 from funes.records import Chunk, Turn
 from funes.secrets import redact
 from funes.sources import FileStats, Unit, display_path, os_reason, parse_unit
-from funes.store import open_memory, redaction
+from funes.store import redaction
 from funes.store.lock import behind_pid
 from funes.store.memory import DiskFull
-from funes.store.paths import TABLE, memory_dir
+from funes.store.paths import TABLE
 from funes.store.state import IndexState, mark_all_embedded
 
 if TYPE_CHECKING:
@@ -68,14 +69,14 @@ def index(
 ) -> IndexReport:
     """Index transcripts into a memory; see the module docstring. Holds the writer lock."""
     t0 = time.monotonic()
+    path = writable_dir(opts.memory)  # a Hub memory is refused before anything is read
     progress = progress or SILENT
     progress.status("finding agent sessions" if not (opts.paths or opts.units) else "listing files")
     units, sweep = plan(opts)
-    path = memory_dir(opts.memory)
     fresh = not (path / f"{TABLE}.lance").is_dir()
     progress.status(f"opening the memory ({len(units):,} files to look at)")
     # Its writer brings the lexical index up to date with the table (on disk, once).
-    mem = open_memory(opts.memory, create=True, catch_up=False)
+    mem = open_for_write(path, create=True, catch_up=False)
     report = IndexReport(memory=mem.label)
     held = mem.count()
     interactive = stdin_interactive(opts.interactive)

@@ -28,6 +28,7 @@ import numpy as np
 from funes.chunking import chunk_id, reassemble, split
 from funes.errors import FunesError, counted
 from funes.ingest.backfill import load_embed
+from funes.memories import open_for_write, open_one
 from funes.records import CHUNK_FIELDS, Chunk
 from funes.secrets import find, redact
 from funes.secrets import scanner as secret_scanner
@@ -39,7 +40,6 @@ from funes.store.memory import (
     MemoryMissing,
     MemoryWriter,
     deletion_files,
-    open_memory,
 )
 from funes.store.state import mark_all_embedded
 
@@ -97,19 +97,18 @@ def scrub(
     builtin_only: bool = False,
     embed: Callable[[list[str]], np.ndarray] | None = None,
     on_step: Callable[[str], None] | None = None,
-    open_with: Callable[[str | None], Memory] = open_memory,
 ) -> ScrubReport:
     """Scrub a local memory (see the module docstring); ``dry_run`` changes nothing.
 
     Without ``builtin_only`` a scanner must be available (ScannerError otherwise). ``embed``
     (texts → vectors) defaults to the installed embedder; without one, replaced rows are
     stored without vectors (``funes index --backfill`` fills them in). ``on_step`` hears the
-    name of each phase as it starts (scanning, re-embedding, writing, purging). ``open_with``
-    opens ``memory`` (default: a local directory; the CLI passes the resolver of memory specs).
+    name of each phase as it starts (scanning, re-embedding, writing, purging). A dry run reads
+    any memory ``memory`` names (a remote's cached copy too); a scrub writes only a local one.
     """
     step = on_step or (lambda _: None)
     try:
-        mem = open_with(memory)
+        mem = open_one(memory) if dry_run else open_for_write(memory)
     except MemoryMissing as e:
         raise MemoryMissing(f"nothing to scrub: {e}") from None
     scanner = BUILTIN_ONLY if builtin_only else _scanner_kind()
