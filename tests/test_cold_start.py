@@ -25,10 +25,10 @@ print("LOADED=" + ",".join(k for k in {heavy!r} if k in sys.modules), file=sys.s
 """
 
 
-def loaded(*argv: str | Path) -> set[str]:
-    """The heavy modules a `funes ARGV…` run imported."""
+def loaded(*argv: str | Path, watch: tuple[str, ...] = HEAVY) -> set[str]:
+    """The heavy modules (of ``watch``) a `funes ARGV…` run imported."""
     p = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *map(str, argv)],
+        [sys.executable, "-c", PROBE.format(heavy=watch), *map(str, argv)],
         capture_output=True, stdin=subprocess.DEVNULL, timeout=120, check=False,
     )  # fmt: skip
     line = [ln for ln in p.stderr.decode().splitlines() if ln.startswith("LOADED=")][-1]
@@ -55,6 +55,45 @@ def test_reading_commands_never_import_the_models_or_the_lancedb_client(
     reads = ("status", "get", "sessions", "scan", "sketch")
     extra = ["--memory", str(samples_memory)] if argv[0] in reads else []
     assert loaded(*argv, *extra) == set()
+
+
+# What the `# lazy:` comments of funes/cli promise stays off each command, and what each may
+# load: a command that reads the table needs numpy and pyarrow (Lance), never the Hub client or
+# the MCP SDK; --help, --version, a usage error, a status answered from the counts its writers
+# keep and a doctor with no memory to check start none of them.
+LIGHT = ("numpy", "pyarrow", "huggingface_hub", "mcp")
+READS_TABLE = {"numpy", "pyarrow"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "may"),
+    [
+        (["--help"], set()),
+        (["--version"], set()),
+        *[([verb, "--help"], set()) for verb in ("get", "status", "doctor", "recall", "sessions",
+                                                 "scan", "sketch", "push", "curate", "mcp", "ask",
+                                                 "index", "models")],
+        (["get", SESSION, "--window", "2", "--memory", "M"], set()),  # a window needs a TURN
+        (["get", SESSION, "--from", "9", "--to", "2", "--memory", "M"], set()),
+        (["get", SESSION, "c-11", "--window", "-1", "--memory", "M"], set()),
+        (["scan", "tile", SESSION, "--context", "-1", "--memory", "M"], set()),
+        (["recall", "tile cache", "-k", "0", "--memory", "M"], set()),
+        (["status", "--memory", "M"], set()),  # its counts, kept by the index run
+        (["doctor"], set()),  # this FUNES_HOME holds no memory
+        (["models"], set()),
+        (["get", SESSION, "c-11", "--window", "1", "--memory", "M"], READS_TABLE),
+        (["get", SESSION, "--from", "2", "--to", "9", "--memory", "M"], READS_TABLE),
+        (["sessions", "--memory", "M"], READS_TABLE),
+        (["scan", "tile", SESSION, "--memory", "M"], READS_TABLE),
+        (["sketch", SESSION, "--memory", "M"], READS_TABLE),
+        (["doctor", "--memory", "M"], READS_TABLE),
+    ],
+)  # fmt: skip
+def test_fast_commands_keep_numpy_pyarrow_the_hub_client_and_mcp_off_as_their_comments_promise(
+    argv: list[str], may: set[str], samples_memory: Path
+) -> None:
+    args = [str(samples_memory) if a == "M" else a for a in argv]
+    assert loaded(*args, watch=LIGHT) <= may
 
 
 @pytest.mark.parametrize(

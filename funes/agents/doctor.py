@@ -19,6 +19,8 @@ from typing import Any
 
 from funes.agents import Context, get, hooklog, names
 from funes.agents._common import COMMON_SCRIPT, Registrations, sources_common
+from funes.hub.spec import parse_one
+from funes.store.paths import TABLE
 from funes.store.private import too_open
 from funes.store.state import IndexState
 
@@ -125,7 +127,10 @@ def pending(memory: str | None = None) -> dict[str, Any] | None:
     chunk ids stored more than once (a raced write), indexing-state entries for transcript
     files that no longer exist. None when no memory opens."""
     try:
-        # lazy: numpy and pyarrow stay off fast commands' start-up
+        one = parse_one(memory)
+        if one.path is not None and not (one.path / f"{TABLE}.lance").is_dir():
+            return None  # no local memory yet: nothing to read
+        # lazy: numpy and pyarrow load only to read a memory's ids
         import pyarrow.compute as pc
 
         from funes.memories import open_one

@@ -65,10 +65,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    start_reading()
-    # lazy: numpy stays off fast commands' start-up
-    from funes.memories import open_one
-
     session_id = validate.text("session_id", args.session_id).strip()
     memory = validate.text("memory", args.memory) if args.memory else None
     ranged = args.seq_from is not None or args.seq_to is not None or args.turn_uuid is None
@@ -83,6 +79,11 @@ def _main(args: argparse.Namespace) -> int:
         return _range(session_id, lo, hi, memory, args.json)
     width = validate.number("window", args.window if args.window is not None else 3)
     turn_uuid = validate.text("turn_uuid", args.turn_uuid).strip()
+    start_reading()
+    # lazy: numpy, pyarrow and Lance (under funes.memories and the store) load once the
+    # arguments are valid: --help and a usage error start without them
+    from funes.memories import open_one
+
     if args.json:
         with spinner("reading"):
             mem = open_one(memory)
@@ -105,7 +106,8 @@ def _main(args: argparse.Namespace) -> int:
 def _range(
     session_id: str, lo: int | None, hi: int | None, memory: str | None, json: bool = False
 ) -> int:
-    # lazy: numpy (under funes.memories and the store) stays off fast commands' start-up
+    start_reading()
+    # lazy: as in _main
     from funes.memories import open_one
     from funes.render.sessions import range_agent, range_rest
     from funes.store.sessions import turn_range

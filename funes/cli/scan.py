@@ -51,17 +51,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    start_reading()
-    # lazy: numpy (under funes.memories and the store) stays off fast commands' start-up
-    from funes.memories import open_one
-    from funes.render.sessions import scan_text
-    from funes.store.sessions import scan
-
     needle = validate.needle(args.needle)
     session_id = validate.text("session_id", args.session_id).strip()
     context = validate.number("context", args.context)
     lo, hi = validate.seq_range(args.seq_from, args.seq_to)
     memory = validate.text("memory", args.memory).strip() if args.memory else None
+    start_reading()
+    # lazy: numpy, pyarrow and Lance (under funes.memories and the store) load once the
+    # arguments are valid: --help and a usage error start without them
+    from funes.memories import open_one
+    from funes.render.sessions import scan_text
+    from funes.store.sessions import scan
+
     with spinner("scanning"):
         mem = open_one(memory)
         res = scan(mem, session_id, needle, args.ignore_case, context, lo, hi)

@@ -56,7 +56,8 @@ def _status(spec: str | None, as_json: bool) -> str:
     note = ""
     if st is None:
         start_reading()
-        # lazy: Lance, pyarrow and numpy, only when the table must be read
+        # lazy: Lance, pyarrow and numpy, only when the table must be read (and numpy when
+        # there is none: the store says so)
         from funes.memories import open_one
         from funes.store.status import memory_status
 
