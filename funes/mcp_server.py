@@ -103,7 +103,8 @@ answer, not an error."""
 
 STATUS_DESCRIPTION = """\
 What a memory holds: chunk and session counts per agent, sessions still waiting to be indexed, \
-when it was last indexed, and the models in use."""
+when it was last indexed, and the models in use; for a Hub memory, which cached copy of it this \
+machine reads and what it has not pushed there."""
 
 QUERY_HELP = "what to look for: the question, or distinctive words the passage would contain"
 MEMORY_HELP = (
@@ -341,29 +342,19 @@ def sketch(
 
 
 def status(memories: Memories, memory: str | None = None) -> str:
-    # lazy: funes.ingest.pending, funes.models, funes.models.reranker, funes.render.status and numpy stay off fast commands' start-up
-    from funes.ingest.pending import pending_sources
-    from funes.models import EMBEDDER_PIN
-    from funes.models.pair import pair_summary
-    from funes.models.reranker import find_reranker
-    from funes.render.status import status_text
+    """What `funes status` prints for the same memory (funes.status): a remote read from this
+    machine's cached copy says so."""
+    # lazy: funes.status (the Hub's status, the store, funes.ingest.pending and funes.models)
+    # stays off fast commands' start-up
+    from funes.status import status as memory_status
     from funes.store import MemoryMissing, memory_dir, memory_label
-    from funes.store.status import memory_status
 
+    spec = memories.spec(memory)
     try:
-        mem = memories.open(memory)
+        return memory_status(spec)
     except MemoryMissing as e:
-        label = memory_label(memory_dir(memories.spec(memory)))
+        label = memory_label(memory_dir(spec))
         raise Unanswered(f"memory: {label}\n{e}\n") from None
-    rr = find_reranker()
-    return status_text(
-        memory_status(mem, pending_sources(mem.path)),
-        {
-            "embedder": EMBEDDER_PIN.name,
-            "pair": pair_summary(),
-            "reranker": rr.name if rr else None,
-        },
-    )
 
 
 class Unanswered(FunesError):

@@ -20,7 +20,7 @@ from funes.records import QueryLine, RecordError, dumps
 from funes.retrieval import open_searcher
 
 if TYPE_CHECKING:
-    from funes.retrieval import Query
+    from funes.results import Query
 
 PROG = "funes-query"
 

@@ -3,8 +3,10 @@ memory's state and what this host has not pushed to it, and how long ago somethi
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from funes.errors import counted
 from funes.render.formats import neutralise, one_line
@@ -60,10 +62,33 @@ def status_text(st: Status, models: dict[str, str | None]) -> str:
     return neutralise("\n".join(lines) + "\n")  # a model name comes from the memory's stamp
 
 
-def remote_status_text(rs: RemoteStatus) -> str:
-    """A remote memory's status, and the push state of the local memory towards it."""
+def status_json(st: Status, models: dict[str, str | None]) -> str:
+    """A local memory's status as one JSON object (`funes status --json`)."""
+    doc: dict[str, Any] = {
+        **st.__dict__,
+        "last_indexed": st.last_indexed.isoformat() if st.last_indexed else None,
+    }
+    doc["models"] = models
+    return json.dumps(doc, ensure_ascii=False) + "\n"
+
+
+@dataclass
+class CachedCopy:
+    """The copy of a remote memory this machine reads: the commit it holds and when the Hub was
+    last asked for its head (None: never recorded)."""
+
+    commit: str
+    checked: datetime | None
+
+
+def remote_status_text(rs: RemoteStatus, copy: CachedCopy | None = None) -> str:
+    """A remote memory's status, read from this machine's cached ``copy`` of it (said so), and
+    the push state of the local memory towards it."""
     lines = [rs.note.rstrip("\n")] if rs.note else []
-    lines += [f"memory: {rs.label}", f"chunks: {rs.chunks}", f"sessions: {rs.sessions}"]
+    lines.append(f"memory: {rs.label}")
+    if copy is not None:
+        lines.append(f"cached copy: {_copy(copy)}")
+    lines += [f"chunks: {rs.chunks}", f"sessions: {rs.sessions}"]
     if rs.last_push:
         lines.append(f"last push: {rs.last_push:%Y-%m-%d %H:%M} UTC ({age(rs.last_push)})")
     if rs.local_label is not None:
@@ -91,6 +116,30 @@ def remote_status_text(rs: RemoteStatus) -> str:
                 f"`funes curate {rs.label}`"
             )
     return neutralise("\n".join(lines) + "\n")  # a remote's state comes from the Hub
+
+
+def _copy(copy: CachedCopy) -> str:
+    commit = f"commit {copy.commit[:8]}" if copy.commit else "commit unknown"
+    if copy.checked is None:
+        return f"{commit} (read from this machine, not the Hub)"
+    return (
+        f"{commit} (read from this machine, not the Hub; the Hub was last asked "
+        f"{copy.checked:%Y-%m-%d %H:%M} UTC, {age(copy.checked)})"
+    )
+
+
+def remote_status_json(rs: RemoteStatus, copy: CachedCopy | None = None) -> str:
+    """A remote memory's status as one JSON object, with its ``cached_copy``."""
+    doc: dict[str, Any] = {
+        **rs.__dict__,
+        "last_push": rs.last_push.isoformat() if rs.last_push else None,
+    }
+    if copy is not None:
+        doc["cached_copy"] = {
+            "commit": copy.commit or None,
+            "checked": copy.checked.isoformat() if copy.checked else None,
+        }
+    return json.dumps(doc, ensure_ascii=False) + "\n"
 
 
 def age(t: datetime, now: datetime | None = None) -> str:
