@@ -916,18 +916,3 @@ class MultiSearcher:
         label = ",".join(r.memory for r in results)
         note = "".join(r.note for r in results)
         return Result(q, hits, verdict, label, any(r.reranked for r in results), note=note)
-
-
-def open_searcher(memory: str | None = None, rerank: bool = True) -> Searcher | MultiSearcher:
-    """A Searcher over a memory (local, remote, or several: ``local,owner/team``) with the
-    installed models loaded (once per process)."""
-    # lazy: numpy and funes.models.derive stay off fast commands' start-up
-    from funes.memories import open_all
-    from funes.models import LazyEmbedder, load_reranker
-
-    mems = open_all(memory)
-    embedder = LazyEmbedder()  # onnxruntime loads only when a question must be embedded
-    reranker = load_reranker(max_length=RERANK_TOKENS) if rerank else None
-    if len(mems) == 1:
-        return Searcher(mems[0], embedder, reranker)
-    return MultiSearcher([Searcher(m, embedder, reranker) for m in mems])

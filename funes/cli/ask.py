@@ -108,7 +108,8 @@ def _recall(question: str, memory: str | None) -> Result:
     (an unreachable remote is an error, never a cached copy or the local memory)."""
     # lazy: funes.agents and funes.retrieval stay off fast commands' start-up
     from funes.agents import ask
-    from funes.retrieval import Filters, MultiSearcher, Query, open_searcher
+    from funes.retrieval import Filters, MultiSearcher, Query
+    from funes.search import open_searcher
 
     searcher = open_searcher(memory)
     searchers = searcher.searchers if isinstance(searcher, MultiSearcher) else [searcher]

@@ -17,7 +17,7 @@ from funes.cli._pipe import BadLines, run
 from funes.cli._search_args import add_search_options, search_values
 from funes.errors import FunesError, UsageError
 from funes.records import QueryLine, RecordError, dumps
-from funes.retrieval import open_searcher
+from funes.search import open_searcher
 
 if TYPE_CHECKING:
     from funes.results import Query

@@ -16,7 +16,7 @@ from funes.cli._search_args import add_search_options, search_values
 from funes.cli._tty import spinner, tty_style
 from funes.records import dumps
 from funes.render.formats import recall_agent, recall_human
-from funes.retrieval import open_searcher
+from funes.search import open_searcher
 
 
 def build_parser() -> argparse.ArgumentParser:
