@@ -168,6 +168,35 @@ def test_an_index_run_past_the_threshold_builds_the_vector_index_behind_itself(
     assert len([line for line in log_lines(private_home) if "start:" in line]) == 1
 
 
+def test_a_build_folds_the_rows_stored_since_into_the_id_index(tmp_path: Path) -> None:
+    """Rows stored after the id index was built (appended, or rewritten by a stored vector)
+    make a cold recall read every id to find its pool; the build folds them in, unless a
+    writer holds the lock (then the build alone is committed, and the writer folds later)."""
+    mem = open_memory(make_memory(tmp_path / "m", 1500))
+    with mem.writer(interactive=False) as w:
+        assert w.index_ids(min_rows=1)
+        w.append(rows(1500, 700, seed=7))
+    assert open_memory(mem.path).unindexed_rows("id") == 700
+    assert ann.build(mem.path, force=True) == "build"
+    mem = open_memory(mem.path)
+    assert mem.has_ann_index() and mem.unindexed_rows("id") == 0
+    # the fold's version was recorded: readers need no lexical catch-up, and find every row
+    assert LexicalIndex.open(mem.path / "lexical").lance_version == mem.version
+    want = rows(3, 1, seed=1500) + rows(1600, 1, seed=7)
+    got = mem.fetch([c.id for c in want], ["id", "text"])
+    assert [r["text"] for r in got] == [c.text for c in want]
+    with mem.writer(interactive=False) as w:
+        w.append(rows(2200, 300, seed=8))
+    busy = WriterLock(mem.path)
+    assert busy.try_acquire()
+    try:
+        assert ann.build(mem.path, force=True) == "refresh"
+    finally:
+        busy.release()
+    mem = open_memory(mem.path)
+    assert mem.ann_index_type() == ann.INDEX_TYPE and mem.unindexed_rows("id") == 300
+
+
 @pytest.mark.slow
 def test_a_kill_during_the_build_leaves_a_memory_that_recalls_the_same_hits(
     private_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
