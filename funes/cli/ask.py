@@ -16,7 +16,7 @@ import argparse
 import itertools
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from funes.cli._args import Parser, term_cols
 from funes.cli._pipe import run
@@ -25,6 +25,7 @@ from funes.errors import FunesError, UsageError
 from funes.hub.spec import parse_many
 
 if TYPE_CHECKING:
+    from funes.agents.ask import Outcome
     from funes.results import Result
 
 
@@ -143,7 +144,7 @@ def _passages(result: Result) -> str:
     return passages_text(result, PROMPT_BYTES)
 
 
-def _replay(outcome: Any) -> bool:
+def _replay(outcome: Outcome) -> bool:
     """Write what the agent printed to stderr; False when it printed nothing."""
     # lazy: funes.render.ask stays off fast commands' start-up
     from funes.render.ask import replay_text
