@@ -19,7 +19,7 @@ from funes.cli._args import Parser, harness_option
 from funes.cli._pipe import run, warn, widen_pipe
 from funes.errors import FunesError, UsageError
 from funes.records import Block, Turn, dumps
-from funes.render.parse import counts_text, report_text, summary_text
+from funes.render.parse import counts_text, file_warnings, report_text, summary_text
 from funes.sources import FileStats
 
 PROG = "funes-parse"
@@ -81,15 +81,9 @@ def _main(args: argparse.Namespace) -> int:
         nonlocal files, failed
         files += 1
         _merge(total, st)
-        for lineno, reason in st.bad_lines:
-            warn(PROG, f"{st.path}:{lineno}: {reason.replace('_', ' ')} line — skipped")
-        if st.repaired.get("file_name_not_utf8"):
-            warn(PROG, f"{st.path}: file name is not valid UTF-8 — read; its bad bytes show as �")
-        if st.error:
-            failed += 1
-            warn(PROG, st.error)
-        if (st.source == "codex" or st.unrecognised) and (why := sources.no_turns(st)):
-            warn(PROG, f"{st.path}: {why}")
+        failed += bool(st.error)
+        for line in file_warnings(st):
+            warn(PROG, line)
         if args.strict and (st.error or st.skipped_lines):
             raise FunesError(f"{st.path}: unreadable input (--strict)")
         if args.verbose:

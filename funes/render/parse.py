@@ -1,12 +1,30 @@
-"""What `funes-parse` prints besides the turns: the one-line count of what a parse read, and the
-coverage table of `--report` (what each input held and what became of it)."""
+"""What `funes-parse` prints besides the turns: its warnings about each input, the one-line count
+of what a parse read, and the coverage table of `--report` (what each input held and what became
+of it)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from funes import sources
 from funes.sources import FileStats
+
+
+def file_warnings(st: FileStats) -> list[str]:
+    """What a parse of one input has to say on stderr: each line skipped and why, a file name
+    that is not UTF-8, the error that stopped it, and why a file gave no turns (a Codex file, or
+    one no source recognised)."""
+    out = [
+        f"{st.path}:{n}: {reason.replace('_', ' ')} line — skipped" for n, reason in st.bad_lines
+    ]
+    if st.repaired.get("file_name_not_utf8"):
+        out.append(f"{st.path}: file name is not valid UTF-8 — read; its bad bytes show as �")
+    if st.error:
+        out.append(st.error)
+    if (st.source == "codex" or st.unrecognised) and (why := sources.no_turns(st)):
+        out.append(f"{st.path}: {why}")
+    return out
 
 
 def counts_text(st: FileStats) -> str:
