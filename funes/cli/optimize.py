@@ -1,7 +1,7 @@
 """`funes optimize [--memory DIR] [--ann|--no-ann] [--json]`: maintenance off the hot path.
 
 Compacts the lexical index into one segment and the table's fragments, builds the ANN vector
-index (IVF_HNSW_SQ) once the memory holds enough vectors for it to beat a flat scan, and
+index (IVF_RQ) once the memory holds enough vectors for it to beat a flat scan, and
 reaps table versions older than ten minutes. Takes the writer lock. See docs/store.md.
 """
 
