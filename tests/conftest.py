@@ -32,13 +32,22 @@ REPO = Path(__file__).resolve().parent.parent
 EVAL_DEV = REPO.parent / "shared" / "eval-dev"
 
 
+def model_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test run's model cache: the derived int8 embedding graph is made once per run and
+    shared by every test, and by every worker when pytest-xdist runs the tests in several
+    processes (their temporary roots are folders of one; two deriving at once is safe: each
+    writes a temporary file and renames it)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "funes-model-cache"
+
+
 @pytest.fixture(autouse=True)
 def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("FUNES_HOME", str(home / ".funes-home"))
     # The derived int8 embedding graph is cached once per test session, shared by all tests.
-    monkeypatch.setenv("FUNES_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "funes-model-cache"))
+    monkeypatch.setenv("FUNES_CACHE_DIR", str(model_cache_dir(tmp_path_factory)))
     return home
 
 
@@ -83,6 +92,7 @@ MODEL_ENV = (
     "FUNES_RANKER_WEIGHTS", "FUNES_THREADS",
 )  # fmt: skip
 _models_env: list[tuple[str | None, ...]] = []
+_hf_env: list[list[tuple[str, str]]] = []
 
 
 def run_cli(
@@ -91,6 +101,7 @@ def run_cli(
     input: bytes | str | None = None,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
+    clear_env: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """`run_cmd`, in this process: the command's `main(argv)` with stdin, stdout and stderr as
     byte streams (no terminal), ``env`` over os.environ, and exit status as `run_cmd` gives it.
@@ -100,12 +111,17 @@ def run_cli(
     What a command changes in the process — environment, umask, working directory, signal
     handlers, the garbage collector, warning filters, sys.argv and the standard streams — is
     put back after it, and the caches funes keeps per process (entry points, registries) are
-    emptied before it, so each run starts as a new process would. A verb funes does not ship
+    emptied before it, so each run starts as a new process would (huggingface_hub's settings,
+    read from the environment when it is imported, are read again when that changed). With
+    ``clear_env`` the command sees ``env`` alone, as a child given ``env=`` would. A verb funes
+    does not ship
     (run as `funes-VERB` from PATH) and `funes mcp` (which ends with os._exit) still run as a
     child process."""
     argv = [str(a) for a in args]
     verb = argv[0] if name == "funes" and argv else ""
     if name not in SCRIPTS or verb == "mcp" or (verb and not _shipped(verb)):
+        if clear_env:
+            return _run_child(name, *args, input=input, env=env or {}, cwd=cwd)
         return run_cmd(name, *args, input=input, env=env, cwd=cwd)
     data = input.encode("utf-8") if isinstance(input, str) else (input or b"")
     # buffered binary streams under text ones, as a process's are (a command peeks at stdin)
@@ -133,6 +149,8 @@ def run_cli(
     os.umask(saved_umask)
     code: int
     try:
+        if clear_env:
+            os.environ.clear()
         os.environ.update(env or {})
         _fresh_process()
         sys.argv = [str(BIN / name), *argv]
@@ -182,6 +200,16 @@ class _Sink(io.BytesIO):
         pass
 
 
+def _run_child(
+    name: str, *args: str | Path, input: bytes | str | None, env: dict[str, str], cwd: Path | None
+) -> subprocess.CompletedProcess[bytes]:
+    data = input.encode("utf-8") if isinstance(input, str) else input
+    return subprocess.run(
+        [str(BIN / name), *map(str, args)],
+        input=data, capture_output=True, env=env, cwd=cwd, timeout=180, check=False,
+    )  # fmt: skip
+
+
 def _shipped(verb: str) -> bool:
     """Whether `funes VERB` runs in funes.cli.main itself (not an executable on PATH)."""
     from funes.cli.main import verbs
@@ -200,6 +228,22 @@ def _status(code: object, stderr: io.TextIOBase | None = None) -> int:
     return 1
 
 
+def _reread_hf_settings() -> None:
+    """huggingface_hub reads HF_ENDPOINT, HF_HOME, HF_TOKEN's file and the like into
+    ``huggingface_hub.constants`` when imported: read them again, and update the names other
+    huggingface_hub modules imported from it (``from ..constants import HF_HUB_CACHE``)."""
+    constants = sys.modules["huggingface_hub.constants"]
+    old = {k: v for k, v in vars(constants).items() if k.isupper()}
+    importlib.reload(constants)
+    new = vars(constants)
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not name.startswith("huggingface_hub") or mod is constants:
+            continue
+        for k, v in list(vars(mod).items()):
+            if k in old and v is old[k] and k in new:
+                setattr(mod, k, new[k])
+
+
 def _fresh_process() -> None:
     """Empty the per-process caches funes keeps (a new process starts without them); keep the
     loaded models unless the environment that chose them changed."""
@@ -207,6 +251,13 @@ def _fresh_process() -> None:
         for value in list(vars(mod).values()):
             if isinstance(value, functools._lru_cache_wrapper) and value.__module__ == mod.__name__:
                 value.cache_clear()
+    http = sys.modules.get("huggingface_hub.utils._http")
+    if http is not None:  # a new process opens new connections (a stopped Hub refuses them)
+        http.close_session()
+    hf = sorted((k, v) for k, v in os.environ.items() if k.startswith(("HF_", "HUGGING")))
+    if _hf_env and _hf_env[0] != hf and "huggingface_hub.constants" in sys.modules:
+        _reread_hf_settings()
+    _hf_env[:] = [hf]
     key = tuple(os.environ.get(v) for v in MODEL_ENV)
     if _models_env and _models_env[0] == key:
         return
@@ -331,7 +382,7 @@ def samples_memory(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = {
         "HOME": str(root / "home"),
         "FUNES_HOME": str(root / "funes-home"),
-        "FUNES_CACHE_DIR": str(tmp_path_factory.getbasetemp() / "funes-model-cache"),
+        "FUNES_CACHE_DIR": str(model_cache_dir(tmp_path_factory)),
     }
     mem = root / "memory"
     p = run_cli("funes", "index", REPO / "contrib" / "samples", "--yes", "--memory", mem, env=env)

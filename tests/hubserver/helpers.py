@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_cli
 
 from hubserver.server import HubServer
 
@@ -56,14 +57,9 @@ class Machine:
 
     def run(self, name: str, *args: str | Path, input: bytes | None = None,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
-        return subprocess.run(
-            [str(BIN / name), *map(str, args)],
-            input=input,
-            capture_output=True,
-            env={**self.env, **(env or {})},
-            timeout=180,
-            check=False,
-        )  # type: ignore[call-overload, no-any-return]
+        # in-process (tests/conftest.py run_cli), with this machine's environment alone
+        r = run_cli(name, *args, input=input, env={**self.env, **(env or {})}, clear_env=True)
+        return r  # type: ignore[return-value]
 
     def funes(self, *args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
         r = self.run("funes", *args, env=env)
