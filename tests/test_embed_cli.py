@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import model_cache_dir
 
 from funes.models import EMBEDDER_PIN
 
@@ -21,7 +22,7 @@ def env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, s
         HOME=str(tmp_path / "home"),
         FUNES_HOME=str(tmp_path / "funes-home"),
         # shared with tests/test_models.py: the int8 graph is derived once per test session
-        FUNES_CACHE_DIR=str(tmp_path_factory.getbasetemp() / "funes-model-cache"),
+        FUNES_CACHE_DIR=str(model_cache_dir(tmp_path_factory)),
     )
     for v in ("FUNES_EMBEDDER_FILE", "FUNES_RERANKER"):  # no reranker: must not matter
         e.pop(v, None)

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BIN, run_cli
+from conftest import BIN, model_cache_dir, run_cli
 
 
 @pytest.fixture(autouse=True)
 def model_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FUNES_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "funes-model-cache"))
+    monkeypatch.setenv("FUNES_CACHE_DIR", str(model_cache_dir(tmp_path_factory)))
 
 
 def claude_records(sid: str, turns: int, start: int = 0) -> list[dict[str, Any]]:

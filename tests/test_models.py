@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import model_cache_dir
 
 from funes.models import EMBEDDER_PIN, ModelError, embed_chunks, load_embedder
 from funes.models.embedder import source_file, verified_source
@@ -21,7 +22,7 @@ EVAL_DEV = Path("/work/shared/eval-dev")
 @pytest.fixture(scope="session")
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # One cache per test session (same path in every test module): the int8 graph is derived once.
-    return tmp_path_factory.getbasetemp() / "funes-model-cache"
+    return model_cache_dir(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)

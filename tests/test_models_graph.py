@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from conftest import model_cache_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +26,7 @@ from funes.models.pins import EMBEDDER_PIN, MAX_THREADS, threads
 @pytest.fixture(scope="session")
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # The same cache as tests/test_models.py: the int8 graph is derived once per test session.
-    return tmp_path_factory.getbasetemp() / "funes-model-cache"
+    return model_cache_dir(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)
