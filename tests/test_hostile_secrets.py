@@ -198,6 +198,7 @@ def test_an_indexed_hostile_transcript_leaves_no_secret_on_disk_or_in_any_output
     assert leaks(out, values) == []
 
 
+@pytest.mark.slow  # 10+ s of CPU: .ci/run runs it, bin/test does not
 def test_an_unredacted_copy_is_masked_when_served_also_under_an_old_rules_stamp(
     hostile: tuple[Path, dict[str, str]], tmp_path: Path, private_home: Path
 ) -> None:

@@ -106,6 +106,7 @@ def _popen_push(hub: HubServer, m: Machine, repo: str) -> tuple[int, str]:
     return at_upload[0], out.decode()
 
 
+@pytest.mark.slow  # 10+ s of CPU: .ci/run runs it, bin/test does not
 @pytest.mark.needs_scanner
 def test_the_gate_in_small_batches_holds_what_one_scan_holds(tmp_path: Path) -> None:
     """Whole sessions per batch: a token split over two chunks is still seen whole, and the

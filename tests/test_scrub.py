@@ -308,6 +308,7 @@ def test_scrub_dry_run_reports_and_changes_nothing(
     assert dir_digest(mem) == digest
 
 
+@pytest.mark.slow  # 10+ s of CPU: .ci/run runs it, bin/test does not
 @pytest.mark.needs_scanner
 def test_scrub_prints_no_library_warning_when_it_runs_the_scanner(
     unredacted: tuple[Path, dict[str, str], dict], tmp_path: Path

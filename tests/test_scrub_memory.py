@@ -40,6 +40,7 @@ def history(sessions: int, per_session: int, seed: int, words: int = 150) -> lis
     return out
 
 
+@pytest.mark.slow  # 10+ s of CPU: .ci/run runs it, bin/test does not
 @pytest.mark.needs_scanner
 def test_a_scrub_in_small_batches_does_what_one_batch_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

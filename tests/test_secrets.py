@@ -230,6 +230,7 @@ def test_the_gate_admits_every_seeded_secret() -> None:
 # --- corpus-level quality -----------------------------------------------------------------
 
 
+@pytest.mark.slow  # 10+ s of CPU: .ci/run runs it, bin/test does not
 def test_seeded_corpus_recall_is_at_least_098_per_detector_with_no_false_positives() -> None:
     seeds = bench.seeded_corpus(per_detector=25, seed=17)
     rows = bench.score(seeds, bench.clean_corpus(300, seed=19))
