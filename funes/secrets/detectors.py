@@ -571,9 +571,18 @@ def _offsets(s: str, sub: str) -> Iterator[int]:
 _NAMES_BY_TRIGGER = _names_by_trigger()
 
 
+_ASCII_BYTES = bytes(range(128))
+
+
 def _prose_others(lowered: str) -> tuple[str, ...]:
-    """The names beyond ASCII that ``lowered`` holds (none in ASCII text)."""
-    if lowered.isascii() or _PROSE_OTHER_CHARS.search(lowered) is None:
+    """The names beyond ASCII that ``lowered`` holds (none in ASCII text). Their letters are
+    looked for among the text's characters beyond ASCII alone (its UTF-8 with the ASCII bytes
+    dropped, what is left decoded): most text beyond ASCII holds a few arrows or box lines, and
+    the regex reads those instead of every character (half the cost on eval-dev)."""
+    if lowered.isascii():
+        return ()
+    beyond = lowered.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    if _PROSE_OTHER_CHARS.search(beyond.decode("utf-8", "surrogatepass")) is None:
         return ()
     return tuple(n for n in _PROSE_OTHER_TRIGGERS if n in lowered)
 
@@ -1838,9 +1847,11 @@ def _gate(text: str) -> tuple[list[Rule], list[int]]:
     """One pass of the gate: the case-sensitive rules worth running on ``text`` (their
     triggers are looked for only near the hits — unless there are so many hits, a base64
     blob, that checking the whole text once is cheaper) and the hit positions."""
-    hits = [m.start() for m in _GATE.finditer(text)]
-    if not hits:
-        return [], hits
+    # most texts have no hit: one search says so at a fifth of what starting finditer costs
+    first = _GATE.search(text)
+    if first is None:
+        return [], []
+    hits = [first.start(), *(m.start() for m in _GATE.finditer(text, first.end()))]
     if len(hits) > _MAX_WINDOWS:
         hay = text
     else:
@@ -1890,13 +1901,14 @@ def find(text: str) -> list[Finding]:
     hits, found = _scan(text, lowered, cands)
     if hits:
         _wrapped(text, hits, cands)
-    # `-----` in base64 at each of its alignments: a PEM's marker, maybe in a chunk of one
-    if not found.keys().isdisjoint(_B64_HINTS) or (
-        not found.keys().isdisjoint(_DASHES_B64_LOWER) and any(d in text for d in _DASHES_B64)
-    ):
-        _decoded(text, cands)
-    if "---" in found and ("|-" in text or "| -" in text or "|:" in text or "-|" in text):
-        _tables(text, cands)
+    if found:  # (most texts hold none of the automaton's words)
+        # `-----` in base64 at each of its alignments: a PEM's marker, maybe in a chunk of one
+        if not found.keys().isdisjoint(_B64_HINTS) or (
+            not found.keys().isdisjoint(_DASHES_B64_LOWER) and any(d in text for d in _DASHES_B64)
+        ):
+            _decoded(text, cands)
+        if "---" in found and ("|-" in text or "| -" in text or "|:" in text or "-|" in text):
+            _tables(text, cands)
     if len(hits) >= 3 and "\n" in text:
         # a key's base64 lines fire the gate again and again (`/` or `+` before 16 letters
         # and digits)
@@ -1963,21 +1975,26 @@ def _scan(text: str, lowered: str, cands: list[Cand]) -> tuple[list[int], dict[s
     """Every rule over ``text`` as written; returns the gate's hits (where tokens may start)
     and where the words of the automaton (`_found`) are in the lowered text."""
     found = _found(lowered)
-    cased, hits = _gate(text)
-    for pfx in _LOWER_PREFIXES:
-        at = found.get(pfx)
-        if at is not None:
-            hits += [i - 1 for i in at] if pfx == "prv" else at  # xprv, tprv, …
-    hits.sort()
+    cased, hits = _gate(text)  # in order
+    if not found.keys().isdisjoint(_LOWER_PREFIXES):
+        for pfx in _LOWER_PREFIXES:
+            at = found.get(pfx)
+            if at is not None:
+                hits += [i - 1 for i in at] if pfx == "prv" else at  # xprv, tprv, …
+        hits.sort()
     if hits:
         _providers(text, hits, cands)
     others = _prose_others(lowered)
-    for rule, hay in _admitted(text, lowered, found, cased, others):
+    if found or others:
+        admitted = _admitted(text, lowered, found, cased, others)
+    else:  # none of the automaton's words, no name beyond ASCII: the gate's rules alone
+        admitted = [(r, text) for r in cased]
+    for rule, hay in admitted:
         for m in _rule_matches(rule, hay, found, others):
             c = _candidate(rule, text, m)
             if c is not None:
                 cands.append(c)
-    if not found.keys().isdisjoint(_MNEMONIC_LABELS):
+    if found and not found.keys().isdisjoint(_MNEMONIC_LABELS):
         _mnemonics(lowered, cands)
     return hits, found
 
