@@ -105,18 +105,16 @@ def embed_unlocked(
     done = 0
     while True:
         mem.reload()  # rows appended since the last pass (a hook's turn) wait too
-        todo = mem.ids_without_vectors()
-        stored = 0
-        for i in range(0, len(todo), batch):
+        seen = stored = 0
+        # Streamed from the version the pass starts at (memory bounded at any size); a row
+        # another writer filled or rewrote meanwhile is passed over by store_vectors.
+        for ids, texts in mem.waiting_batches(batch):
             if deadline is not None and time.monotonic() >= deadline:
                 return done, mem.count_without_vectors()
-            rows = mem.fetch(todo[i : i + batch], ["text"])
-            if not rows:
-                continue
-            texts = [r["text"] or "" for r in rows]
+            seen += len(ids)
             vectors = embed(texts)
             with writer() as w:
-                n = w.store_vectors([r["id"] for r in rows], texts, vectors)
+                n = w.store_vectors(ids, texts, vectors)
             stored += n
             done += n
             if on_progress is not None and n:
@@ -128,7 +126,7 @@ def embed_unlocked(
                 if finished is not None:
                     finished()
                 return done, 0
-        if todo and not stored:  # a whole pass stored nothing: leave the rest to the next run
+        if seen and not stored:  # a whole pass stored nothing: leave the rest to the next run
             return done, waiting
 
 

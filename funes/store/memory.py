@@ -299,6 +299,37 @@ class Memory:
         order = sorted(range(len(ids)), key=lambda i: EMBED_ORDER.get(kinds[i], 0))
         return [str(ids[i]) for i in order[:limit]]
 
+    def waiting_batches(self, batch: int) -> Iterator[tuple[list[str], list[str]]]:
+        """The rows waiting for a vector as (ids, texts), ``batch`` at a time (the last one
+        shorter), in the order of :meth:`ids_without_vectors`: one streamed scan of this version
+        of the table per kind, so what a backfill holds does not grow with the memory (every
+        waiting id, sorted, then a lookup by id for each batch's texts did)."""
+        ranks = sorted(set(EMBED_ORDER.values()))
+        for rank in ranks:
+            if rank == 0:  # with the kinds EMBED_ORDER does not name
+                other = [sql_str(k) for k, r in EMBED_ORDER.items() if r != rank]
+                kind = f"(block_type IS NULL OR block_type NOT IN ({', '.join(other)}))"
+            else:
+                kind = sql_in("block_type", [k for k, r in EMBED_ORDER.items() if r == rank])
+            scanner = self._ds.scanner(
+                columns=["id", "text"],
+                filter=f"({self.waiting}) AND {kind}",
+                batch_size=batch,
+                batch_readahead=1,
+                fragment_readahead=1,
+                io_buffer_size=32 << 20,
+            )
+            ids: list[str] = []
+            texts: list[str] = []
+            for b in scanner.to_batches():
+                ids.extend(str(i) for i in b.column("id").to_pylist())
+                texts.extend(t or "" for t in b.column("text").to_pylist())
+                while len(ids) >= batch:
+                    yield ids[:batch], texts[:batch]
+                    del ids[:batch], texts[:batch]
+            if ids:
+                yield ids, texts
+
     def session_count(self) -> int:
         # lazy: pyarrow stays off fast commands' start-up
         import pyarrow.compute as pc
@@ -961,18 +992,15 @@ class MemoryWriter:
         """Embed rows whose vector is null, ``batch`` rows per commit, until none are left or
         ``time.monotonic()`` passes ``deadline``. Returns the number of rows embedded."""
         done = 0
-        todo = self.memory.ids_without_vectors()
-        for i in range(0, len(todo), batch):
+        # Streamed from the version this call starts at: the writer lock keeps every other
+        # writer out, and a row this call gave a vector is behind the scan.
+        for ids, texts in self.memory.waiting_batches(batch):
             if deadline is not None and time.monotonic() >= deadline:
                 break
-            rows = self.memory.fetch(todo[i : i + batch], ["text"])
-            if not rows:
-                continue
-            texts = [r["text"] or "" for r in rows]
-            self.set_vectors([r["id"] for r in rows], embed(texts), waited=True)
-            done += len(rows)
+            self.set_vectors(ids, embed(texts), waited=True)
+            done += len(ids)
             if on_progress is not None:
-                on_progress(len(rows))
+                on_progress(len(ids))
         return done
 
     def delete(self, ids: Sequence[str]) -> int:
