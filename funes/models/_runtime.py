@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -31,8 +32,9 @@ def pool() -> ThreadPoolExecutor:
         return _pool
 
 
-def session(path: Path | bytes, what: str) -> ort.InferenceSession:
-    """A CPU session with one intra-op thread and no spinning (the parallelism is the pool's)."""
+def session(path: Path | bytes, what: str, unfused: Sequence[str] = ()) -> ort.InferenceSession:
+    """A CPU session with one intra-op thread and no spinning (the parallelism is the pool's).
+    ``unfused``: onnxruntime graph optimizers to leave out (by name)."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
@@ -42,7 +44,9 @@ def session(path: Path | bytes, what: str) -> ort.InferenceSession:
     so.log_severity_level = 3
     try:
         src: Any = str(path) if isinstance(path, Path) else path
-        return ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(
+            src, so, providers=["CPUExecutionProvider"], disabled_optimizers=list(unfused)
+        )
     except Exception as e:  # onnxruntime raises its own untyped errors
         where = f" ({path})" if isinstance(path, Path) else ""
         raise ModelError(f"cannot load the {what} model{where}: {str(e).splitlines()[0]}") from None

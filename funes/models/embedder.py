@@ -225,18 +225,14 @@ def _load() -> Embedder:
     d = derive.cached(EMBEDDER_PIN.sha256)
     if d is None:
         _say_deriving()
-        fp32 = _runtime.session(source, "embedder")
 
         def calibrate(sess: Any) -> Any:
             return Embedder(sess, tok).embed(CALIBRATION_TEXTS)
 
-        d = derive.derive(source, EMBEDDER_PIN.sha256, calibrate, fp32)
-        if d.path is None:
-            return _fallback(fp32, tok, source, d.min_cosine)
+        d = derive.derive(source, EMBEDDER_PIN.sha256, calibrate)
     if d.path is None:
         return _fallback(_runtime.session(source, "embedder"), tok, source, d.min_cosine)
-    sess = _runtime.session(d.path, "derived int8 embedder")
-    return Embedder(sess, tok, graph="int8 per-channel (derived)", path=d.path)
+    return Embedder(derive.session(d.path), tok, graph="int8 per-channel (derived)", path=d.path)
 
 
 def _say_deriving() -> None:
