@@ -60,6 +60,7 @@ def run(ctx: Any) -> dict[str, Any]:
         res: dict[str, Any] = {"versions": versions(), "corpus": corpus_stats(texts, sample)}
         res["load"] = load_times(cache, reps, cold_runs=1)
         res["throughput"] = throughput(sample, reps, busy=(False,))
+        res["per_length"] = per_length(texts, 7 if quick else 21)
         res["cosine_int8_vs_fp32"] = cosine_vs_fp32(sample[: 10 if quick else 40])
         res["same_length_batches"] = same_length_batches(sample)
         res["tool_results_head"] = head_share(ROOT.parent / "shared" / "eval-dev")
@@ -76,6 +77,10 @@ def main() -> int:
     ap.add_argument("--eval-dev", default="/work/shared/eval-dev")
     ap.add_argument("--sample", type=int, default=300, help="chunks per throughput run")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument(
+        "--cosine-all", action="store_true",
+        help="cosine to fp32 on every chunk of eval-dev, not 100 (≈ 6 min of CPU more)",
+    )  # fmt: skip
     args = ap.parse_args()
 
     cache = Path(tempfile.mkdtemp(prefix="funes-bench-cache-"))
@@ -96,7 +101,8 @@ def main() -> int:
 
     result["load"] = load_times(cache, args.reps)
     result["throughput"] = throughput(sample, args.reps)
-    result["cosine_int8_vs_fp32"] = cosine_vs_fp32(sample[:100])
+    result["per_length"] = per_length(texts, 21)
+    result["cosine_int8_vs_fp32"] = cosine_vs_fp32(texts if args.cosine_all else sample[:100])
     result["same_length_batches"] = same_length_batches(sample)
     result["tool_results_head"] = head_share(Path(args.eval_dev))
     result["reranker"] = rerank_latency(texts, args.reps)
@@ -218,6 +224,42 @@ def throughput(
                 spinner.wait()
     os.environ.pop("FUNES_THREADS", None)
     return res
+
+
+def per_length(texts: list[str], reps: int) -> dict[str, Any]:
+    """CPU of one call (this thread's, so another engineer's load counts little) at 32, 128 and
+    256 tokens on the derived graph, as funes runs it and with the onnxruntime fusions it leaves
+    out (derive.UNFUSED) put back: medians of ``reps`` calls, the two sessions in turn."""
+    from funes.models import _runtime, derive, load_embedder
+
+    emb = load_embedder()
+    assert emb.path is not None
+    sessions = {"funes": emb._session, "fused": _runtime.session(emb.path, "fused")}
+    names = {i.name for i in emb._session.get_inputs()}
+    by_len: dict[int, list[int]] = {}
+    for e in emb._tok.encode_batch(texts):
+        by_len.setdefault(len(e.ids), e.ids)
+    out: dict[str, Any] = {"unfused": list(derive.UNFUSED)}
+    for n in (32, 128, 256):
+        ids = by_len.get(n) or next(v for k, v in sorted(by_len.items()) if k >= n)
+        x = np.asarray(ids, dtype=np.int64)[None, :]
+        feed = {
+            "input_ids": x,
+            "attention_mask": np.ones_like(x),
+            "token_type_ids": np.zeros_like(x),
+        }
+        feed = {k: v for k, v in feed.items() if k in names}
+        times: dict[str, list[float]] = {k: [] for k in sessions}
+        for s in sessions.values():
+            s.run([emb._output], feed)
+        for _ in range(reps):
+            for k, s in sessions.items():
+                c = time.thread_time()
+                s.run([emb._output], feed)
+                times[k].append(time.thread_time() - c)
+        for k, ts in times.items():
+            out[f"{k}_{len(ids)}_ms"] = round(statistics.median(ts) * 1000, 2)
+    return out
 
 
 def cosine_vs_fp32(texts: list[str]) -> dict[str, Any]:
