@@ -230,8 +230,12 @@ def in_process(corpus: Path, size: int, runs: int) -> dict[str, Any]:
     return res
 
 
+def _corpus_files(corpus: Path) -> list[Path]:
+    return sorted(p for p in corpus.rglob("*") if p.is_file() and p.suffix == ".jsonl")
+
+
 def measure_corpus(corpus: Path, runs: int) -> dict[str, Any]:
-    files = sorted(p for p in corpus.rglob("*") if p.is_file() and p.suffix == ".jsonl")
+    files = _corpus_files(corpus)
     size = sum(p.stat().st_size for p in files)
     return {
         "corpus": {"path": str(corpus), "bytes": size, "files": len(files)},
@@ -270,7 +274,21 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=200, help="tree size in MB (default 200)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--corpus", type=Path, metavar="DIR", help="time these transcripts instead")
+    ap.add_argument(
+        "--against",
+        type=Path,
+        metavar="TREE",
+        help="with --corpus: A/B against another funes source tree (a checkout of another "
+        "commit), the two alternated run by run",
+    )
+    ap.add_argument("--in-process-json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.corpus and args.in_process_json:  # a child of --against: the tree on PYTHONPATH
+        size = sum(p.stat().st_size for p in _corpus_files(args.corpus))
+        print(json.dumps(in_process(args.corpus, size, args.runs)))
+        return None
+    if args.corpus and args.against:
+        return ab_main(args.corpus, args.against, args.runs)
     if args.corpus:
         return corpus_main(args.corpus, args.runs)
     res = measure(args.mb, args.runs)
@@ -320,6 +338,64 @@ def corpus_main(corpus: Path, runs: int) -> None:
               f"{r['median_s']:.2f} | {r['peak_rss_mb']} |")  # fmt: skip
     for name, r in res["in_process"].items():
         print(f"| in one process: {name} | {r['mb_per_cpu_s']:.1f} | {r['median_cpu_s']:.2f} | | |")
+    print(f"\nwritten {out}")
+
+
+def ab(corpus: Path, against: Path, runs: int) -> dict[str, Any]:
+    """This tree (the one this script is in) and ``against``, alternated run by run, this one
+    first: the two pipelines' CPU seconds (with and without redaction) and, in a child process
+    per run, the in-process figures (each the median of 3 passes). Medians and A/B ratios."""
+    size = sum(p.stat().st_size for p in _corpus_files(corpus))
+    trees = {"A": Path(__file__).resolve().parents[1], "B": against.resolve()}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for root in trees.values():  # bytecode compiled first, as installing it does
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "funes")], env=env,
+                       stdout=subprocess.DEVNULL, check=False)  # fmt: skip
+    cpu: dict[str, dict[str, list[float]]] = {t: {} for t in trees}
+    load = [os.getloadavg()[0]]
+    for _ in range(runs):
+        for tree, root in trees.items():
+            cases = _cases(f"export PYTHONPATH='{root}'; ", corpus)
+            for name in ("funes-parse | funes-chunk", "funes-parse | funes-chunk --no-redact"):
+                cpu[tree].setdefault(name, []).append(timed(cases[name])[2])
+            child = subprocess.run(
+                [sys.executable, __file__, "--corpus", str(corpus), "--in-process-json",
+                 "--runs", "3"],
+                env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True,
+                check=True,
+            )  # fmt: skip
+            for name, r in json.loads(child.stdout).items():
+                cpu[tree].setdefault(f"in one process: {name}", []).append(r["median_cpu_s"])
+    load.append(os.getloadavg()[0])
+    block_mb = json.loads(child.stdout)["redact() alone, on the block text"]["block_mb"]
+    out: dict[str, Any] = {}
+    for name in cpu["A"]:
+        a, b = (statistics.median(cpu[t][name]) for t in trees)
+        mb = block_mb if name.startswith("in one process: redact()") else size / 1e6
+        out[name] = {
+            "A_cpu_s": [round(c, 3) for c in cpu["A"][name]],
+            "B_cpu_s": [round(c, 3) for c in cpu["B"][name]],
+            "A_mb_per_cpu_s": round(mb / a, 1),
+            "B_mb_per_cpu_s": round(mb / b, 1),
+            "ab": round(a / b, 3),
+        }
+    return {"corpus": {"path": str(corpus), "bytes": size}, "A": str(trees["A"]),
+            "B": str(trees["B"]), "runs": runs, "load": load, "results": out}  # fmt: skip
+
+
+def ab_main(corpus: Path, against: Path, runs: int) -> None:
+    res = ab(corpus, against, runs)
+    day = dt.date.today().isoformat()
+    out = Path(__file__).parent / "results" / f"parse-ab-{day}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(res, indent=2) + "\n")
+    print(f"{corpus}: {res['corpus']['bytes'] / 1e6:.1f} MB; A {res['A']}, B {res['B']}; "
+          f"{runs} runs each, alternated; load {res['load'][0]:.1f} -> {res['load'][1]:.1f}\n")  # fmt: skip
+    print("| what | A: MB per CPU s | B: MB per CPU s | CPU A/B (medians) |")
+    print("|---|---|---|---|")
+    for name, r in res["results"].items():
+        cell = name.replace("|", "\\|")
+        print(f"| {cell} | {r['A_mb_per_cpu_s']:.1f} | {r['B_mb_per_cpu_s']:.1f} | {r['ab']:.3f} |")
     print(f"\nwritten {out}")
 
 
