@@ -256,7 +256,10 @@ def _common_bigrams() -> frozenset[str]:
     if not _BIGRAMS:
         counts = Counter(w[i : i + 2] for w in crypto.bip39_words() for i in range(len(w) - 1))
         total, acc, top = sum(counts.values()), 0, []
-        for pair, n in counts.most_common():
+        # ties in count ordered by the pair itself: most_common() would order them by first
+        # appearance in a frozenset's iteration, which changes with PYTHONHASHSEED — and with it
+        # what is redacted (the same transcript must give the same chunks in every process)
+        for pair, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
             if acc >= 0.9 * total:
                 break
             acc += n

@@ -14,4 +14,4 @@ this version: a change of behaviour without a raised version fails there.
 
 from __future__ import annotations
 
-RULES_VERSION = "9"
+RULES_VERSION = "10"
