@@ -131,7 +131,7 @@ def scrub(
             step("purging old versions")
             w.purge()
             report.purged = True
-        if not mem.count_without_vectors():
+        if not mem.count_streamed(mem.waiting):
             # The purge leaves no counts for its version: without this mark the next no-op
             # `funes index` would open the table to find nothing waits.
             mark_all_embedded(mem.path)

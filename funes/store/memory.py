@@ -76,6 +76,11 @@ ID_INDEX_ROWS = 5_000
 # Lance's compaction in bounded memory: one thread, 1,024-row batches (its defaults, a thread
 # per core reading with its default I/O buffer, peaked at 4.8 GB compacting a million rows).
 COMPACTION = {"target_rows_per_fragment": 1 << 20, "num_threads": 1, "batch_size": 1024}
+# Lance's index and file-metadata caches for a read of every row a batch at a time (`funes
+# scrub`'s judging, its purge): by default they keep what each batch loaded, so a scrub's peak
+# grew with the memory (the plan's reads 305 MB at 100k, 670 MB at 1M; the purge's compaction
+# 990 MB at 1M); held to this, 426 MB and 615 MB at 1M.
+LEAN_CACHE_BYTES = 16 << 20
 ID_INDEX = "id_idx"
 # A writer asks the table which of a batch's ids it holds (≈ 0.09 s of CPU per 1,000 ids at 1M
 # rows) until it has asked about this many, and only then loads every stored id once (IdSet:
@@ -273,6 +278,21 @@ class Memory:
         if found is not None and found[1].version == self.version:
             return found[0].without_vectors
         return self.count(self.waiting)
+
+    def count_streamed(self, where: str, batch_rows: int = 8192) -> int:
+        """:meth:`count` read ``batch_rows`` rows at a time with lean caches: a count whose
+        filter reads the vector column of one compacted million-row fragment held all of it
+        (`funes scrub` after its purge: +180 MB at 200k rows, growing with the memory)."""
+        ds = _dataset(self.path, self.version, lean=True)
+        scanner = ds.scanner(
+            columns=["id"],
+            filter=where,
+            batch_size=batch_rows,
+            batch_readahead=1,
+            fragment_readahead=1,
+            io_buffer_size=32 << 20,
+        )
+        return sum(b.num_rows for b in scanner.to_batches())
 
     @property
     def waiting(self) -> str:
@@ -592,7 +612,8 @@ class Memory:
         # lazy: pyarrow stays off fast commands' start-up
         import pyarrow.compute as pc
 
-        col = self._scan(["session_id"]).column("session_id").fill_null("")
+        ds = _dataset(self.path, self.version, lean=True)
+        col = ds.to_table(columns=["session_id"]).column("session_id").fill_null("")
         per = pc.value_counts(col)
         del col
         rows_of = dict(
@@ -606,7 +627,7 @@ class Memory:
                 where = sql_in("session_id", group)
                 if "" in group:
                     where = f"({where} OR session_id IS NULL)"
-                yield self._scan(list(columns), where)
+                yield ds.to_table(columns=list(columns), filter=where)
                 group, n = [], 0
             if name is not None:
                 group.append(name)
@@ -901,13 +922,14 @@ class MemoryWriter:
         # Every fragment that lost a row is rewritten (Lance's default leaves one alone below
         # 10 % of rows deleted, and their bytes on disk), a batch at a time: the whole table
         # read and written back peaked with the memory's size.
-        self._compact(deletions=0.0)
+        self._compact(deletions=0.0, lean=True)
         self._cleanup(timedelta(0), delete_unverified=True)
 
-    def _compact(self, deletions: float | None = None) -> None:
+    def _compact(self, deletions: float | None = None, lean: bool = False) -> None:
         """Compact the table's fragments in bounded memory (:data:`COMPACTION`); ``deletions``:
-        the fraction of a fragment's rows deleted from which it is rewritten without them."""
-        ds = _dataset(self.memory.path)
+        the fraction of a fragment's rows deleted from which it is rewritten without them;
+        ``lean``: with Lance's caches held to :data:`LEAN_CACHE_BYTES`."""
+        ds = _dataset(self.memory.path, lean=lean)
         opts: dict[str, Any] = dict(COMPACTION)
         if deletions is not None:
             opts["materialize_deletions_threshold"] = deletions
@@ -1373,12 +1395,19 @@ def open_memory(
     return mem
 
 
-def _dataset(path: Path) -> Any:
-    """The memory's table as a Lance dataset at its latest version (read-only use)."""
+def _dataset(path: Path, version: int | None = None, lean: bool = False) -> Any:
+    """The memory's table as a Lance dataset at ``version`` (the latest by default), for
+    read-only use; ``lean``: its caches held to :data:`LEAN_CACHE_BYTES`."""
     # lazy: lance stays off fast commands' start-up
     import lance
 
-    return lance.dataset(str(path / f"{TABLE}.lance"))
+    cache = LEAN_CACHE_BYTES if lean else None
+    return lance.dataset(
+        str(path / f"{TABLE}.lance"),
+        version=version,
+        index_cache_size_bytes=cache,
+        metadata_cache_size_bytes=cache,
+    )
 
 
 def _lancedb_table(path: Path) -> Any:
