@@ -129,12 +129,13 @@ def proc(
     stop_after_cpu: float | None = None,
 ) -> dict[str, Any]:
     """Run ``argv`` (a funes command, from this interpreter's bin) to its end, or stop it at
-    ``stop_after_cpu`` s of its CPU time (on purpose: on a loaded machine a
-    wall-clock window may hold no work at all) or at ``timeout`` s of wall time (ran too long); ``poll(elapsed)`` every
-    0.5 s meanwhile. Wall and CPU (user + system, its children included) from wait4; peak RSS
-    from the kernel's high-water mark (VmHWM) of the process, and of its largest child process
-    (a scanner), read every 0.1 s — wait4's maxrss would count this process's own RSS, which a
-    child carries until its exec; the last JSON line it printed, if any."""
+    ``stop_after_cpu`` s of its CPU time (on purpose: on a loaded machine a wall-clock window
+    may hold no work at all) or at ``timeout`` s of wall time (ran too long); ``poll(elapsed)``
+    every 0.5 s meanwhile and once at its end. Wall and CPU (user + system, its children
+    included) from wait4; peak RSS from the kernel's high-water mark (VmHWM) of the process,
+    and of its largest child process (a scanner), read every 0.1 s — wait4's maxrss would
+    count this process's own RSS, which a child carries until its exec; the last JSON line it
+    printed, if any."""
     load0 = loadavg()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
@@ -170,6 +171,8 @@ def proc(
             time.sleep(0.1)
         wall = time.monotonic() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
+        if poll is not None and not stopped:
+            poll(wall)  # a run shorter than the poll interval is still seen once, at its end
         out.seek(0)
         err.seek(0)
         lines = out.read().decode(errors="replace").strip().splitlines()
