@@ -15,6 +15,7 @@ from funes.ingest.plan import IndexOptions
 from funes.records import Chunk
 from funes.store import memory as memory_mod
 from funes.store import open_memory
+from funes.store import writer as writer_mod
 
 
 def stored_memory(path: Path, n: int) -> Path:
@@ -87,7 +88,7 @@ def test_a_run_meeting_many_ids_loads_the_stored_ids_once_and_still_dedupes(
     mem = stored_memory(tmp_path / "mem", 300)
     path = session(private_home / "proj" / "sess-big.jsonl", "sess-big", 30)
     first = run(path, mem)
-    monkeypatch.setattr(memory_mod, "LOOKUP_IDS", 10)  # a large run, in small
+    monkeypatch.setattr(writer_mod, "LOOKUP_IDS", 10)  # a large run, in small
     loads = count_loads(monkeypatch)
     session(path, "sess-big", 45)
     second = run(path, mem)

@@ -370,9 +370,9 @@ KNOWN_CIRCLES = [
     {"funes.agents._common", "funes.agents._cli", "funes.agents._hooks", "funes.agents._userfiles"},
     # the package re-exports routing (imported at its end), which reads the registry from it.
     {"funes.sources", "funes.sources.routing"},
-    # memory opens the ANN index and masks rows through redaction; ann.build opens a memory and
-    # redaction quotes SQL with memory's helper, both from inside a function.
-    {"funes.store.memory", "funes.store.ann", "funes.store.redaction"},
+    # memory's reader searches through the ANN index and its writer (writer, maintenance) builds
+    # it; ann.build, run behind the writers, opens a memory from inside a function.
+    {"funes.store.memory", "funes.store.writer", "funes.store.maintenance", "funes.store.ann"},
 ]
 
 

@@ -15,8 +15,7 @@ from test_store_id_index import fake_embed
 from test_store_session_index import big, chunk, status_json  # noqa: F401
 
 from funes.ingest.backfill import embed_unlocked
-from funes.store import counts
-from funes.store import memory as memory_mod
+from funes.store import counts, maintenance
 from funes.store.memory import INDEX_STALE, open_memory
 
 
@@ -32,7 +31,7 @@ def test_rows_appended_after_the_build_are_folded_in_once_they_are_many(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # the floor of rows worth an index update, below this small memory's tenth
-    monkeypatch.setattr(memory_mod, "SESSION_INDEX_ROWS", 30)
+    monkeypatch.setattr(maintenance, "SESSION_INDEX_ROWS", 30)
     path = tmp_path / "m"
     shutil.copytree(big, path)
     with open_memory(path).writer(interactive=False) as w:

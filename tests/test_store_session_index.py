@@ -18,8 +18,7 @@ from conftest import run_cli, write_jsonl
 
 from funes.cli import index as index_cli
 from funes.records import Chunk
-from funes.store import counts
-from funes.store import memory as memory_mod
+from funes.store import counts, maintenance
 from funes.store.memory import SESSION_INDEX_ROWS, open_memory
 
 PER_SESSION = 50
@@ -164,7 +163,7 @@ def test_funes_index_builds_it_when_a_run_takes_the_memory_past_the_threshold(
 ) -> None:
     root = private_home / ".claude" / "projects" / "-home-ana-app"
     mem = private_home / "memory"
-    monkeypatch.setattr(memory_mod, "SESSION_INDEX_ROWS", 30)
+    monkeypatch.setattr(maintenance, "SESSION_INDEX_ROWS", 30)
     claude_session(root, "first", 12)
     assert (
         index_cli.main([str(root / "first.jsonl"), "--yes", "--no-embed", "--memory", str(mem)])

@@ -13,131 +13,107 @@ persist that catch-up, and keep the two in step from then on.
 
 Lexical-first: rows are appended with a null vector and searchable by
 text at once; :meth:`MemoryWriter.backfill` fills vectors in behind.
+
+The memory is split by what a reader of the code looks for: this module opens a memory and
+reads it (:class:`Memory`, :func:`open_memory`); :mod:`funes.store.writer` writes it,
+:mod:`funes.store.maintenance` keeps its indexes and files in shape, :mod:`funes.store.catchup`
+keeps the lexical index in step with the table, :mod:`funes.store.table` holds the table's
+schema and SQL, and :mod:`funes.store.errors` what can go wrong. The names they define that
+were importable from here still are.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-import time
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from funes.chunking import EMBEDDED_SPLITS
 from funes.errors import FunesError, no_space
-from funes.models.pins import EMBEDDER_PIN
 from funes.records import Chunk
 from funes.store import ann as ann_mod
-from funes.store import counts, embedding, redaction
-from funes.store.idset import IdSet
+from funes.store import catchup, counts, embedding
+from funes.store.errors import DiskFull, MemoryIncompatible, MemoryMissing
 from funes.store.lexical import LexicalIndex
-from funes.store.lock import WriterLock
+from funes.store.maintenance import (
+    COMPACTION,
+    ID_INDEX,
+    ID_INDEX_ROWS,
+    INDEX_STALE,
+    SESSION_INDEX,
+    SESSION_INDEX_ROWS,
+)
 from funes.store.paths import TABLE, default_memory_dir, memory_dir, memory_label
 from funes.store.private import private_dir
+from funes.store.table import (
+    COLUMNS,
+    DIM,
+    EMBED_ORDER,
+    LEAN_CACHE_BYTES,
+    META_COLUMNS,
+    MODEL_KEY,
+    WAITING_FOR_VECTOR,
+    dataset,
+    default_model,
+    deletion_files,
+    files_vanished,
+    schema,
+    sql_in,
+    sql_str,
+    waiting_for_vector,
+    waits,
+)
+from funes.store.writer import (
+    BACKFILL_COMMIT,
+    LOOKUP_IDS,
+    MemoryWriter,
+    chunks_to_arrow,
+    locked,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-DIM = 384
-MODEL_KEY = "embedding_model"
-
-# Column order is load-bearing: readers of the reference implementation's format rely on it.
-COLUMNS = (
-    "id", "text", "session_id", "workdir", "turn_uuid", "parent_uuid", "seq", "ts", "role",
-    "block_type", "tool_name", "source_path", "block_idx", "split_idx", "vector", "harness",
-    "repo",
-)  # fmt: skip
-META_COLUMNS = tuple(c for c in COLUMNS if c != "vector")
-_INT_COLUMNS = frozenset(("seq", "block_idx", "split_idx"))
-
-# At and above this many rows a writer keeps a BTREE index on ``session_id``: `funes get` and
-# recall's neighbours filter one session's seq window, which without it reads the session_id
-# and seq columns of every row (≈ 0.14 s of CPU at 144k rows in 256-row fragments, 6 ms at
-# 3k; with it ≈ 5 ms at any size, measured in bench/README.md).
-SESSION_INDEX_ROWS = 5_000
-SESSION_INDEX = "session_id_idx"
-# Rows written after a scalar index was built (appended, or rewritten: storing a vector rewrites
-# its id) are read by a scan until they are folded into it: a writer folds them in once they
-# are this share of the table (and the index's row threshold or more). Hooks append a session
-# at a time and a backfill rewrites every id, so an index built once soon covered nothing: a
-# cold `funes get` and every id lookup (recall's pool, each backfill batch) grew with the table.
-INDEX_STALE = 0.1
-# At and above this many rows a writer storing vectors keeps a BTREE index on ``id``: storing a
-# batch's vectors is a merge-insert on ``id``, which without it joins the whole table (every
-# column: +400 MB of RSS per 256-vector commit at 120k rows, growing with the table; with it
-# ≈ 1 ms-order lookups and a bounded peak, measured).
-ID_INDEX_ROWS = 5_000
-# Lance's compaction in bounded memory: one thread, 1,024-row batches (its defaults, a thread
-# per core reading with its default I/O buffer, peaked at 4.8 GB compacting a million rows).
-COMPACTION = {"target_rows_per_fragment": 1 << 20, "num_threads": 1, "batch_size": 1024}
-# Lance's index and file-metadata caches for a read of every row a batch at a time (`funes
-# scrub`'s judging, its purge): by default they keep what each batch loaded, so a scrub's peak
-# grew with the memory (the plan's reads 305 MB at 100k, 670 MB at 1M; the purge's compaction
-# 990 MB at 1M); held to this, 426 MB and 615 MB at 1M.
-LEAN_CACHE_BYTES = 16 << 20
-ID_INDEX = "id_idx"
-# A writer asks the table which of a batch's ids it holds (≈ 0.09 s of CPU per 1,000 ids at 1M
-# rows) until it has asked about this many, and only then loads every stored id once (IdSet:
-# ≈ 2 s of CPU and +110 MB at 1M rows): a hook's session costs a query or two, not the load.
-LOOKUP_IDS = 16_384
-# Append batches are committed together: fewer table versions and lexical segments.
-BACKFILL_COMMIT = 256
-WAITING_FOR_VECTOR = f"vector IS NULL AND (split_idx IS NULL OR split_idx < {EMBEDDED_SPLITS})"
-# Backfills embed text first, then tool calls, then tool results (what recall needs most, first).
-EMBED_ORDER = {"text": 0, "thinking": 0, "tool_use": 1, "tool_result": 2}
-
-
-def waiting_for_vector(tool_results: str = "all") -> str:
-    """The filter of rows waiting for a vector under a memory's tool-result setting
-    (:mod:`funes.store.embedding`): rows it leaves without one by choice never wait."""
-    skip = embedding.never_embedded(tool_results)
-    return WAITING_FOR_VECTOR + (f" AND NOT ({skip})" if skip else "")
-
-
-def default_model() -> str:
-    return EMBEDDER_PIN.name
-
-
-def schema(model: str | None = None, dim: int = DIM) -> pa.Schema:
-    # lazy: pyarrow stays off fast commands' start-up
-    import pyarrow as pa
-
-    types: dict[str, pa.DataType] = {c: pa.utf8() for c in COLUMNS}
-    for c in _INT_COLUMNS:
-        types[c] = pa.int64()
-    types["vector"] = pa.list_(pa.field("item", pa.float32(), nullable=True), dim)
-    fields = [pa.field(c, types[c], nullable=True) for c in COLUMNS]
-    return pa.schema(fields, metadata={MODEL_KEY: model or default_model()})
-
-
-class MemoryMissing(FunesError):
-    """There is no table at this memory path yet."""
-
-
-class DiskFull(FunesError):
-    """The disk holding a memory filled up while it was being written. Lance commits a version
-    only once its files are whole, and the lexical index catches up with the table on the next
-    open, so what was stored before the failed write is intact."""
-
-    def __init__(self, label: str, kept: str = "") -> None:
-        self.label = label
-        kept = (
-            kept or "the write in progress was not stored; what the memory held before it is intact"
-        )
-        super().__init__(
-            f"no space left on the disk holding {label} — {kept}. Free some space and run the "
-            "command again"
-        )
-
-
-class MemoryIncompatible(FunesError):
-    """The memory was built with an embedding model or vector width we cannot use."""
+__all__ = [
+    "BACKFILL_COMMIT",
+    "COLUMNS",
+    "COMPACTION",
+    "DIM",
+    "EMBED_ORDER",
+    "ID_INDEX",
+    "ID_INDEX_ROWS",
+    "INDEX_STALE",
+    "LEAN_CACHE_BYTES",
+    "LOCAL",
+    "LOOKUP_IDS",
+    "META_COLUMNS",
+    "MODEL_KEY",
+    "SESSION_INDEX",
+    "SESSION_INDEX_ROWS",
+    "WAITING_FOR_VECTOR",
+    "Counts",
+    "DiskFull",
+    "Memory",
+    "MemoryIncompatible",
+    "MemoryMissing",
+    "MemoryWriter",
+    "Origin",
+    "chunks_to_arrow",
+    "default_model",
+    "deletion_files",
+    "files_vanished",
+    "open_memory",
+    "schema",
+    "sql_in",
+    "sql_str",
+    "waiting_for_vector",
+    "waits",
+]
 
 
 @dataclass(frozen=True)
@@ -148,22 +124,6 @@ class Counts:
 
 
 T = TypeVar("T")
-
-
-def files_vanished(e: BaseException) -> bool:
-    """Whether ``e`` says a file of the memory disappeared under a reader."""
-    if isinstance(e, FileNotFoundError):
-        return True
-    return isinstance(e, (RuntimeError, OSError, ValueError)) and "Not found" in str(e)
-
-
-def sql_str(value: str) -> str:
-    """A SQL string literal (quotes doubled)."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-def sql_in(column: str, values: Iterable[str]) -> str:
-    return f"{column} IN ({', '.join(sql_str(v) for v in values)})"
 
 
 @dataclass(frozen=True)
@@ -239,7 +199,7 @@ class Memory:
 
     def reload(self) -> None:
         """See the table's latest version (after a write, or to catch other writers)."""
-        self._ds = _dataset(self.path)
+        self._ds = dataset(self.path)
         self.tool_results = embedding.tool_results(self.path)
 
     def version_count(self) -> int:
@@ -250,7 +210,7 @@ class Memory:
         self.reload()
         self.lexical = LexicalIndex.open(self.path / "lexical")
         if self.lexical.lance_version != self.version:
-            _catch_up(self, self.lexical, persist=False)
+            catchup.catch_up(self, self.lexical, persist=False)
 
     def retrying(self, read: Callable[[], T]) -> T:
         """Run ``read``; if a concurrent `funes scrub` or `funes optimize` removed files this
@@ -283,7 +243,7 @@ class Memory:
         """:meth:`count` read ``batch_rows`` rows at a time with lean caches: a count whose
         filter reads the vector column of one compacted million-row fragment held all of it
         (`funes scrub` after its purge: +180 MB at 200k rows, growing with the memory)."""
-        ds = _dataset(self.path, self.version, lean=True)
+        ds = dataset(self.path, self.version, lean=True)
         scanner = ds.scanner(
             columns=["id"],
             filter=where,
@@ -612,7 +572,7 @@ class Memory:
         # lazy: pyarrow stays off fast commands' start-up
         import pyarrow.compute as pc
 
-        ds = _dataset(self.path, self.version, lean=True)
+        ds = dataset(self.path, self.version, lean=True)
         col = ds.to_table(columns=["session_id"]).column("session_id").fill_null("")
         per = pc.value_counts(col)
         del col
@@ -646,7 +606,7 @@ class Memory:
     @contextlib.contextmanager
     def writer(self, interactive: bool | None = None) -> Iterator[MemoryWriter]:
         """Take the writer lock and yield a :class:`MemoryWriter` (released on exit)."""
-        with _locked(self.path, interactive):
+        with locked(self.path, interactive):
             # lazy: funes.secrets.scanner stays off fast commands' start-up
             from funes.secrets.scanner import sweep
 
@@ -663,505 +623,6 @@ class Memory:
                 raise
 
 
-@contextlib.contextmanager
-def _locked(path: Path, interactive: bool | None) -> Iterator[None]:
-    lock = WriterLock(path)
-    lock.acquire(interactive=interactive)
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-class MemoryWriter:
-    """The write side of a memory; exists only while the writer lock is held."""
-
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
-        self._table = _lancedb_table(memory.path)
-        self._ids: IdSet | None = None
-        self._looked_up = 0  # ids asked of the table before loading them all (LOOKUP_IDS)
-        self._id_index_checked = False
-        self._counts = self._load_counts()
-
-    # ------------------------------------------------------------------ counts.json
-
-    def _load_counts(self) -> tuple[counts.TableCounts, counts.TableState] | None:
-        """The counts of the table as this writer found it: the file's, when they describe
-        it; zero for an empty table; else None (this writer keeps no counts, and the next
-        `funes status` counts the table and writes them)."""
-        found = counts.read(self.memory.path)
-        if found is not None:
-            return found
-        state = counts.signature(self.memory.path)
-        if state is None or state.version != self.memory.version or self.memory.count():
-            return None
-        zero = counts.TableCounts(model=self.memory.model)
-        counts.write(self.memory.path, zero, state)
-        return zero, state
-
-    def _counts_before(self) -> counts.TableCounts | None:
-        """The counts, if they still describe the table (nothing committed since they were
-        written); call it before a commit whose change is then given to :meth:`_counts_after`."""
-        if self._counts is None:
-            return None
-        c, state = self._counts
-        now = counts.signature(self.memory.path)
-        if now is None or now.sig != state.sig:
-            self._counts = None
-            return None
-        return c
-
-    def _counts_after(self, c: counts.TableCounts | None) -> None:
-        """Record ``c`` (the counts before this writer's commit, changed by it) as the counts of
-        the table as it is now."""
-        if c is None:
-            return
-        state = counts.signature(self.memory.path)
-        if state is None or state.version != self.memory.version:
-            self._counts = None
-            return
-        counts.write(self.memory.path, c, state)
-        self._counts = (c, state)
-
-    @property
-    def ids(self) -> IdSet:
-        """The stored ids (8 bytes each, :class:`IdSet`: a set of a million ids as str would hold
-        ~100 MB for the whole run), kept up to date by this writer's appends and removals."""
-        if self._ids is None:
-            self._ids = IdSet(self.memory.id_batches())
-        return self._ids
-
-    @property
-    def ids_loaded(self) -> IdSet | None:
-        """:attr:`ids` if this writer has loaded them, else None (they are not loaded for it)."""
-        return self._ids
-
-    def _new_chunks(self, chunks: Sequence[Chunk]) -> list[Chunk]:
-        """The chunks whose id is not stored (nor met earlier in ``chunks``): asked of the table
-        while few ids have been (:data:`LOOKUP_IDS`), else checked against :attr:`ids`, which
-        then counts them as stored."""
-        new: list[Chunk] = []
-        if self._ids is None and self._looked_up + len(chunks) <= LOOKUP_IDS:
-            self._looked_up += len(chunks)
-            stored = self._stored([c.id for c in chunks])
-            for c in chunks:
-                if c.id not in stored:
-                    stored.add(c.id)
-                    new.append(c)
-            return new
-        ids = self.ids
-        for c in chunks:
-            if c.id not in ids:
-                ids.add(c.id)
-                new.append(c)
-        return new
-
-    def _stored(self, ids: Sequence[str]) -> set[str]:
-        """Which of ``ids`` the table holds (a filtered scan of its id column per 1,000)."""
-        found: set[str] = set()
-        want = list(dict.fromkeys(ids))
-        for i in range(0, len(want), 1000):
-            part = self.memory._scan(["id"], sql_in("id", want[i : i + 1000]))
-            found.update(str(x) for x in part.column("id").to_pylist())
-        return found
-
-    def reconcile(self) -> tuple[int, int]:
-        """Bring the lexical index in step with the table; returns (indexed, unindexed) rows.
-
-        Runs when the index does not record the table's current version: a previous writer died
-        between its table commit and its index commit, or the index was deleted.
-        """
-        lex = self.memory.lexical
-        if lex.lance_version == self.memory.version:
-            return (0, 0)
-        added, removed = _catch_up(self.memory, lex, persist=True)
-        lex.commit(self.memory.version)
-        return (added, removed)
-
-    def check(self, chunk: Chunk) -> str | None:
-        """Why ``chunk`` cannot be stored here (a vector of another width or model), or None."""
-        m = self.memory
-        if chunk.vector is None:
-            return None
-        if len(chunk.vector) != m.dim:
-            return f"vector has {len(chunk.vector)} dimensions; {m.label} holds {m.dim}-d vectors"
-        if chunk.model is not None and m.model is not None and chunk.model != m.model:
-            return f"vector made by {chunk.model}; {m.label} holds {m.model} vectors"
-        return None
-
-    def append(self, chunks: Sequence[Chunk], redacted: bool = False) -> int:
-        """Append the chunks whose id is new (one table commit, then one index commit).
-
-        Vectors are optional: chunks without one are stored with a null vector and are
-        searchable lexically at once. Returns the number written. Unless the caller vouches
-        that the text was ``redacted`` (``funes index``, ``funes scrub``), writing new rows
-        removes the memory's redaction stamp, so recall masks secrets in what it serves.
-        """
-        new = self._new_chunks(chunks)
-        if not new:
-            return 0
-        if not redacted:  # before the rows land: a crash must not leave them vouched for
-            redaction.invalidate(self.memory.path)
-        before = self._counts_before()
-        try:
-            self._table.add(chunks_to_arrow(new, self.memory))
-        except BaseException:
-            if self._ids is not None:
-                self._ids.difference_update(c.id for c in new)
-            raise
-        self.memory.reload()
-        if before is not None:
-            before.add_rows(
-                [(c.session_id, c.harness) for c in new],
-                sum(1 for c in new if waits(c, self.memory.tool_results)),
-            )
-        self._counts_after(before)
-        self.memory.lexical.append([c.id for c in new], _lexical_texts(new, redacted))
-        self.memory.lexical.commit(self.memory.version)
-        return len(new)
-
-    def append_batches(self, batches: Iterable[Sequence[Chunk]], redacted: bool = False) -> int:
-        """:meth:`append` of chunks that arrive a batch at a time, still in one table commit
-        (and one index commit): the table write streams the batches as they come, and each
-        becomes a lexical segment (merged as appends are), so the memory held is one batch's,
-        not the whole run's (`funes push`: 3.3 GB at 100k chunks appended at once). Returns the
-        number written."""
-        # lazy: pyarrow stays off fast commands' start-up
-        import pyarrow as pa
-
-        ids = self.ids
-        added: list[str] = []
-        pairs: list[tuple[str, str | None]] = []
-        waiting = 0
-
-        def arrow() -> Iterator[pa.RecordBatch]:
-            nonlocal waiting
-            for chunks in batches:
-                new = [c for c in chunks if c.id not in ids]
-                if not new:
-                    continue
-                if not redacted and not added:  # before the first row lands
-                    redaction.invalidate(self.memory.path)
-                for c in new:
-                    ids.add(c.id)
-                    added.append(c.id)
-                data = chunks_to_arrow(new, self.memory)
-                pairs.extend((c.session_id, c.harness) for c in new)
-                waiting += sum(1 for c in new if waits(c, self.memory.tool_results))
-                # Not committed: the manifest written after the table commit names them.
-                self.memory.lexical.append([c.id for c in new], _lexical_texts(new))
-                yield from data.to_batches()
-
-        stream = arrow()
-        first = next(stream, None)  # nothing new: no commit at all
-        if first is None:
-            return 0
-        before = self._counts_before()
-        try:
-            self._table.add(pa.RecordBatchReader.from_batches(first.schema, _chain(first, stream)))
-        except BaseException:
-            for i in added:
-                ids.discard(i)
-            self.memory.lexical = LexicalIndex.open(self.memory.path / "lexical")
-            raise
-        self.memory.reload()
-        if before is not None:
-            before.add_rows(pairs, waiting)
-        self._counts_after(before)
-        self.memory.lexical.commit(self.memory.version)
-        return len(added)
-
-    def replace(self, remove: Sequence[str], chunks: Sequence[Chunk]) -> None:
-        """Remove the rows ``remove`` and store ``chunks`` in their place, in one table commit
-        (a reader sees either the old rows or the new ones). Chunk ids may reuse removed ids.
-        For `funes scrub`: the caller vouches the new text is redacted."""
-        gone = sorted(set(remove) - {c.id for c in chunks})
-        if not gone and not chunks:
-            return
-        m = self._table.merge_insert("id")
-        if chunks:
-            m = m.when_matched_update_all().when_not_matched_insert_all()
-            data = chunks_to_arrow(chunks, self.memory)
-        else:
-            data = chunks_to_arrow([], self.memory)
-        if gone:
-            m = m.when_not_matched_by_source_delete(sql_in("id", gone))
-        self._counts = None  # rows of any session change: the next status counts the table
-        m.execute(data)
-        self.memory.reload()
-        self.memory.lexical.delete([*gone, *(c.id for c in chunks)])
-        self.memory.lexical.append([c.id for c in chunks], _lexical_texts(chunks))
-        self.memory.lexical.commit(self.memory.version)
-        if self._ids is not None:
-            self._ids.difference_update(gone)
-            self._ids.update(c.id for c in chunks)
-
-    def purge(self) -> None:
-        """Physically remove deleted rows and every older version of the table and the
-        lexical index, so no file under the memory still holds text that was deleted.
-
-        Readers using an older table version fail (their files are gone): call it only for
-        a rewrite that must not be recoverable (`funes scrub`), under the writer lock.
-        """
-        self._counts = None
-        self.memory.lexical.compact()
-        self.memory.lexical.commit(self.memory.version)
-        # The purge deletes every file no version names: a vector index build running in the
-        # background has written files its commit has not named yet. Wait for it.
-        building = ann_mod.AnnLock(self.memory.path)
-        building.acquire(wait=True)
-        try:
-            self._purge_table()
-        finally:
-            building.release()
-        self.memory.reload()
-        self.memory.lexical.commit(self.memory.version)
-
-    def _purge_table(self) -> None:
-        # Every fragment that lost a row is rewritten (Lance's default leaves one alone below
-        # 10 % of rows deleted, and their bytes on disk), a batch at a time: the whole table
-        # read and written back peaked with the memory's size.
-        self._compact(deletions=0.0, lean=True)
-        self._cleanup(timedelta(0), delete_unverified=True)
-
-    def _compact(self, deletions: float | None = None, lean: bool = False) -> None:
-        """Compact the table's fragments in bounded memory (:data:`COMPACTION`); ``deletions``:
-        the fraction of a fragment's rows deleted from which it is rewritten without them;
-        ``lean``: with Lance's caches held to :data:`LEAN_CACHE_BYTES`."""
-        ds = _dataset(self.memory.path, lean=lean)
-        opts: dict[str, Any] = dict(COMPACTION)
-        if deletions is not None:
-            opts["materialize_deletions_threshold"] = deletions
-        ds.optimize.compact_files(**opts)
-        self._table.checkout_latest()
-        self.memory.reload()
-
-    def _cleanup(self, older_than: timedelta, delete_unverified: bool = False) -> None:
-        """Remove table versions older than ``older_than`` and the files only they name."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "older_than=0 removes every version"
-            _dataset(self.memory.path).cleanup_old_versions(
-                older_than=older_than, delete_unverified=delete_unverified
-            )
-        self._table.checkout_latest()
-
-    def set_vectors(self, ids: Sequence[str], vectors: np.ndarray, waited: bool = False) -> None:
-        """Store vectors for existing rows (one commit). ``waited``: the caller knows each of
-        them was waiting for one (:meth:`backfill`), else the rows still waiting are counted."""
-        # lazy: pyarrow stays off fast commands' start-up
-        import pyarrow as pa
-
-        vecs = np.ascontiguousarray(vectors, dtype=np.float32)
-        if vecs.shape != (len(ids), self.memory.dim):
-            raise FunesError(
-                f"{len(ids)} ids but vectors of shape {vecs.shape}; "
-                f"{self.memory.label} holds {self.memory.dim}-d vectors"
-            )
-        if not len(ids):
-            return
-        if not self._id_index_checked:
-            self._id_index_checked = True
-            self.index_ids()
-        vec_type = self._table.schema.field("vector").type
-        batch = pa.table(
-            {
-                "id": pa.array(list(ids), pa.utf8()),
-                "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), type=vec_type),
-            }
-        )
-        before = self._counts_before()
-        self._table.merge_insert("id").when_matched_update_all().execute(batch)
-        self.memory.reload()
-        if before is not None:
-            before.without_vectors = (
-                before.without_vectors - len(ids) if waited else self.memory.count_without_vectors()
-            )
-        self._counts_after(before)
-        self.memory.lexical.commit(self.memory.version)
-
-    def store_vectors(self, ids: Sequence[str], texts: Sequence[str], vectors: np.ndarray) -> int:
-        """Store vectors embedded from ``texts`` while the writer lock was not held: only for
-        the rows that still wait for one and still hold that text (a scrub may have rewritten a
-        row, another backfill filled it, a remove deleted it meanwhile). Returns how many were
-        stored (one commit, none when that is 0)."""
-        want = dict(zip(ids, texts, strict=True))
-        if not want:
-            return 0
-        rows = self._scan_waiting(list(want))
-        keep = [i for i, r in enumerate(ids) if rows.get(r) == want[r]]
-        if not keep:
-            return 0
-        vecs = np.asarray(vectors, dtype=np.float32)[keep]
-        self.set_vectors([ids[i] for i in keep], vecs, waited=True)
-        return len(keep)
-
-    def _scan_waiting(self, ids: list[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        for i in range(0, len(ids), 1000):
-            where = f"({self.memory.waiting}) AND {sql_in('id', ids[i : i + 1000])}"
-            for r in self.memory._scan(["id", "text"], where).to_pylist():
-                found[r["id"]] = r["text"] or ""
-        return found
-
-    def backfill(
-        self,
-        embed: Callable[[list[str]], np.ndarray],
-        batch: int = BACKFILL_COMMIT,
-        deadline: float | None = None,
-        on_progress: Callable[[int], None] | None = None,
-    ) -> int:
-        """Embed rows whose vector is null, ``batch`` rows per commit, until none are left or
-        ``time.monotonic()`` passes ``deadline``. Returns the number of rows embedded."""
-        done = 0
-        # Streamed from the version this call starts at: the writer lock keeps every other
-        # writer out, and a row this call gave a vector is behind the scan.
-        for ids, texts in self.memory.waiting_batches(batch):
-            if deadline is not None and time.monotonic() >= deadline:
-                break
-            self.set_vectors(ids, embed(texts), waited=True)
-            done += len(ids)
-            if on_progress is not None:
-                on_progress(len(ids))
-        return done
-
-    def delete(self, ids: Sequence[str]) -> int:
-        """Remove chunks by id from the table and the lexical index; returns rows removed."""
-        if not ids:
-            return 0
-        before = self.memory.count()
-        self._counts = None  # which sessions lose rows is not read: the next status counts
-        for i in range(0, len(ids), 1000):
-            self._table.delete(sql_in("id", ids[i : i + 1000]))
-        self.memory.reload()
-        self.memory.lexical.delete(ids)
-        self.memory.lexical.commit(self.memory.version)
-        if self._ids is not None:
-            self._ids.difference_update(ids)
-        return before - self.memory.count()
-
-    def index_sessions(self, min_rows: int | None = None) -> bool:
-        """Build the BTREE index on ``session_id`` when the table has none and holds at least
-        ``min_rows`` rows (default :data:`SESSION_INDEX_ROWS`), or fold into it the rows
-        appended since, once they are :data:`INDEX_STALE` of the table; returns whether
-        it built or updated one (≈ 0.2 s at 144k rows).
-
-        Lance keeps it usable as the table changes: rows appended (or rewritten by a scrub)
-        after the build sit in fragments the index does not cover, and a filtered read scans
-        those besides looking the rest up, until they are folded in here or by `funes optimize`.
-
-        Nothing stored is at risk: Lance writes the index files under ``_indices/`` first and
-        then commits a new table version (a manifest naming them) atomically, so a kill during
-        the build leaves the table at its previous version (plus unreferenced index files, a
-        few bytes per row), and the next writer past the threshold builds the index again. The table's
-        rows are not rewritten. The counts stay valid (an index changes none of them) and the
-        lexical index is told the new version, so neither `funes status` nor the next reader
-        recounts or catches up.
-        """
-        least = SESSION_INDEX_ROWS if min_rows is None else min_rows
-        return self._btree("session_id", SESSION_INDEX, self.memory.has_session_index(), least)
-
-    def index_ids(self, min_rows: int = ID_INDEX_ROWS) -> bool:
-        """Build the BTREE index on ``id`` when the table has none and holds at least
-        ``min_rows`` rows, or fold into it the rows rewritten since once they are
-        :data:`INDEX_STALE` of the table; returns whether it built or updated one. Safe like
-        :meth:`index_sessions` (an atomic commit of index files; rows, counts and the lexical
-        index unchanged). Rows rewritten after the build (each stored vector rewrites its
-        row's id) are looked up by a scan of their fragments until folded in: a backfill of
-        15,000 vectors into a 120k-row table kept the peak under 600 MB, against 850 MB after
-        3 commits without the index; at 1M rows every vector stored left recall's pool read
-        by id scanning a million ids (0.44-0.59 s of CPU a cold recall)."""
-        return self._btree("id", ID_INDEX, self.memory.has_id_index(), min_rows)
-
-    def _btree(self, column: str, name: str, present: bool, least: int) -> bool:
-        """:meth:`index_sessions` and :meth:`index_ids`: build the BTREE index ``name`` on
-        ``column`` from ``least`` rows, or fold in the rows it does not cover once they are
-        :data:`INDEX_STALE` of the table (an incremental update, committed like the build)."""
-        m = self.memory
-        rows = m.count()
-        if rows < least:
-            return False
-        if present:
-            stale = m.unindexed_rows(column)
-            if not stale or stale < max(least, INDEX_STALE * rows):
-                return False
-            before = self._counts_before()
-            m._ds.optimize.optimize_indices(index_names=[name])
-        else:
-            # lazy: lancedb stays off fast commands' start-up
-            from lancedb.index import BTree
-
-            before = self._counts_before()
-            self._table.create_index(column, config=BTree(), name=name, replace=False)
-        m.reload()
-        self._counts_after(before)
-        m.lexical.commit(m.version)
-        return True
-
-    def optimize(
-        self,
-        ann: bool | None = None,
-        cleanup_older_than: timedelta = timedelta(minutes=10),
-        on_step: Callable[[str], None] | None = None,
-    ) -> dict[str, Any]:
-        """Maintenance off the hot path: compact table fragments and the lexical index, build
-        the ANN index when there are enough vectors (``ann=True`` forces it, ``False`` skips
-        it) and the session index when there are enough rows (:meth:`index_sessions`; the
-        compaction brings an existing one up to date), and reap table versions older than
-        ``cleanup_older_than``. ``on_step`` hears the
-        name of each phase as it starts."""
-        step = on_step or (lambda _: None)
-        report: dict[str, Any] = {}
-        before = self._counts_before()  # optimizing changes no count but the ANN index
-        step("compacting the lexical index")
-        t0 = time.monotonic()
-        self.memory.lexical.compact()
-        self.memory.lexical.commit(self.memory.version)
-        report["lexical_s"] = round(time.monotonic() - t0, 2)
-        with_vectors = self.memory.count("vector IS NOT NULL")
-        if ann is None:
-            ann = with_vectors >= ann_mod.threshold()
-        # Not beside a vector index build running in the background: it builds the same
-        # index, and compaction would rewrite the fragments it reads (its commit would fail).
-        # Both wait for the next optimize then.
-        building = ann_mod.AnnLock(self.memory.path)
-        if not building.acquire():
-            report["ann_behind"] = True
-            return self._finish_optimize(report, before, with_vectors)
-        try:
-            if ann and with_vectors >= 2:
-                step("building the vector index")
-                t0 = time.monotonic()
-                ann_mod.create(self.memory._ds, with_vectors)
-                self.memory.reload()
-                report["ann_s"] = round(time.monotonic() - t0, 2)
-            step("compacting the table")
-            t0 = time.monotonic()
-            self._compact()
-            # Rows appended or rewritten since an index was built folded into it (the vector
-            # index was just rebuilt when it was due).
-            _dataset(self.memory.path).optimize.optimize_indices()
-            self._cleanup(cleanup_older_than)
-            report["table_s"] = round(time.monotonic() - t0, 2)
-        finally:
-            building.release()
-        return self._finish_optimize(report, before, with_vectors)
-
-    def _finish_optimize(
-        self, report: dict[str, Any], before: counts.TableCounts | None, with_vectors: int
-    ) -> dict[str, Any]:
-        self.memory.reload()
-        if before is not None:
-            before.ann_index = self.memory.has_ann_index()
-        self._counts_after(before)
-        self.memory.lexical.commit(self.memory.version)
-        self.index_sessions()
-        report["session_index"] = self.memory.has_session_index()
-        report["vectors"] = with_vectors
-        report["ann"] = self.memory.has_ann_index()
-        return report
-
-
 def _pylist(t: pa.Table, dim: int) -> list[dict[str, Any]]:
     """``t.to_pylist()``, its ``vector`` column as float32 numpy rows (None for a null)."""
     if "vector" not in t.column_names:
@@ -1176,177 +637,6 @@ def _pylist(t: pa.Table, dim: int) -> list[dict[str, Any]]:
     for r, v, ok in zip(rows, mat, valid, strict=True):
         r["vector"] = v if ok else None
     return rows
-
-
-def _chain(first: T, rest: Iterator[T]) -> Iterator[T]:
-    yield first
-    yield from rest
-
-
-def waits(chunk: Chunk, tool_results: str = "all") -> bool:
-    """Whether ``chunk``, stored, waits for a vector (:func:`waiting_for_vector`)."""
-    return (
-        chunk.vector is None
-        and (chunk.split_idx is None or chunk.split_idx < EMBEDDED_SPLITS)
-        and not embedding.skipped(tool_results, chunk.block_type, chunk.split_idx)
-    )
-
-
-def deletion_files(path: Path) -> list[Path]:
-    """The table's deletion files: rows deleted but whose bytes are still on disk."""
-    d = path / f"{TABLE}.lance" / "_deletions"
-    return [f for f in d.iterdir() if f.is_file()] if d.is_dir() else []
-
-
-def chunks_to_arrow(chunks: Sequence[Chunk], memory: Memory) -> pa.Table:
-    """Chunk records as a table in the memory's schema; vectors checked against its model."""
-    # lazy: pyarrow stays off fast commands' start-up
-    import pyarrow as pa
-
-    sch = memory.schema
-    cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
-    flat: list[np.ndarray] = []
-    valid: list[bool] = []
-    zero = np.zeros(memory.dim, dtype=np.float32)
-    for c in chunks:
-        for name in META_COLUMNS:
-            cols[name].append(getattr(c, name))
-        if c.vector is None:
-            flat.append(zero)
-            valid.append(False)
-            continue
-        if c.model is not None and memory.model is not None and c.model != memory.model:
-            raise MemoryIncompatible(
-                f"chunk {c.id} was embedded with {c.model}, but {memory.label} holds "
-                f"{memory.model} vectors — re-embed it, or write it without a vector"
-            )
-        v = np.asarray(c.vector, dtype=np.float32)
-        if v.shape != (memory.dim,):
-            raise MemoryIncompatible(
-                f"chunk {c.id} has a {v.size}-d vector; {memory.label} holds {memory.dim}-d vectors"
-            )
-        flat.append(v)
-        valid.append(True)
-    arrays = []
-    for f in sch:
-        if f.name == "vector":
-            values = pa.array(np.concatenate(flat) if flat else np.empty(0, np.float32))
-            mask = pa.array([not x for x in valid], pa.bool_())
-            arrays.append(
-                pa.FixedSizeListArray.from_arrays(values, type=f.type, mask=mask)
-                if not all(valid)
-                else pa.FixedSizeListArray.from_arrays(values, type=f.type)
-            )
-        elif f.name in cols:
-            arrays.append(pa.array(cols[f.name], f.type))
-        else:
-            arrays.append(pa.nulls(len(chunks), f.type))
-    return pa.Table.from_arrays(arrays, schema=sch)
-
-
-def _lexical_texts(chunks: Sequence[Chunk], redacted: bool = False) -> list[str]:
-    """What the lexical index may see of ``chunks``: their text with every secret the built-in
-    detectors find masked, block by block (a secret cut by a split is found whole), so no
-    term hash is ever computed from a secret — whoever wrote the rows.
-
-    ``redacted``: the caller vouches that each block's text was redacted by those detectors
-    before it was split (`funes index`). A prose block's stored pieces are then exactly that
-    redacted text, in which redaction finds nothing more (it is idempotent), so they are taken
-    as they are: scanning them again was 18 % of a first index's CPU. A tool block's pieces
-    carry a label with the tool's name, which was not redacted, so they are masked all the same.
-    """
-    out: list[str | None] = [
-        c.text or "" if redacted and c.block_type in _PROSE else None for c in chunks
-    ]
-    todo = [i for i, t in enumerate(out) if t is None]
-    if todo:
-        rows = [
-            {"session_id": c.session_id, "turn_uuid": c.turn_uuid, "block_idx": c.block_idx,
-             "split_idx": c.split_idx, "text": c.text}
-            for c in (chunks[i] for i in todo)
-        ]  # fmt: skip
-        for i, text in zip(todo, _masked(rows), strict=True):
-            out[i] = text
-    return [t or "" for t in out]
-
-
-# Block types whose stored text is the block's text itself (chunking.render adds no label).
-_PROSE = frozenset(("text", "thinking"))
-
-
-def _masked(rows: list[dict[str, Any]]) -> list[str]:
-    redaction.mask_rows(rows)
-    return [r["text"] or "" for r in rows]
-
-
-def _catch_up(memory: Memory, lex: LexicalIndex, persist: bool) -> tuple[int, int]:
-    """Index table rows the lexical index lacks; mask index entries the table lost.
-
-    In bounded memory whatever the table's size: the two id sets are compared as Arrow
-    arrays (no Python string per id), and the missing rows are read, masked and indexed
-    :data:`CATCH_UP_ROWS` at a time (read whole, a rebuild of a 100k-chunk index held every
-    row's text as Python objects: 1.3 GB)."""
-    # lazy: pyarrow stays off fast commands' start-up
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    table_ids = memory._scan(["id"]).column("id")
-    lex_ids = pa.array(lex.ids()).cast(pa.utf8())  # bytes → str without a Python object each
-    missing = pc.filter(table_ids, pc.invert(pc.is_in(table_ids, value_set=lex_ids)))
-    extra = pc.filter(lex_ids, pc.invert(pc.is_in(lex_ids, value_set=table_ids)))
-    del table_ids, lex_ids
-    if len(extra):
-        lex.delete(extra.to_pylist(), persist=persist)
-    if len(missing):
-        for ids, texts in _rows_to_index(memory, missing):
-            if persist:
-                lex.append(ids, texts)
-            else:
-                lex.add_pending(ids, texts)
-    return len(missing), len(extra)
-
-
-# Rows a catch-up reads, masks and indexes at a time.
-CATCH_UP_ROWS = 4096
-
-
-def _rows_to_index(memory: Memory, want: Any) -> Iterator[tuple[list[str], list[str]]]:
-    """(ids, masked texts) of the rows of ``want`` (an Arrow array of ids), in table order,
-    about :data:`CATCH_UP_ROWS` at a time; the pieces of a block are masked together (a batch
-    ends at a block's end)."""
-    # lazy: pyarrow stays off fast commands' start-up
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    cols = ["id", "session_id", "turn_uuid", "block_idx", "split_idx", "text"]
-    if len(want) <= 1000:
-        batches: Iterable[Any] = memory._scan(cols, sql_in("id", want.to_pylist())).to_batches()
-    else:
-        value_set = pa.array(want, pa.utf8())
-        batches = (
-            b.filter(pc.is_in(b.column("id"), value_set=value_set))
-            for b in memory._ds.to_batches(columns=cols, batch_size=CATCH_UP_ROWS)
-        )
-    held: list[dict[str, Any]] = []
-    for b in batches:
-        held += b.to_pylist()
-        if len(held) < CATCH_UP_ROWS:
-            continue
-        # the last block may go on in the next batch: it waits for it
-        last = _block_key(held[-1])
-        cut = len(held)
-        while cut > 0 and _block_key(held[cut - 1]) == last:
-            cut -= 1
-        if cut == 0:
-            continue
-        rows, held = held[:cut], held[cut:]
-        yield [str(r["id"]) for r in rows], _masked(rows)
-    if held:
-        yield [str(r["id"]) for r in held], _masked(held)
-
-
-def _block_key(r: dict[str, Any]) -> tuple[Any, Any, Any]:
-    return (r.get("session_id"), r.get("turn_uuid"), r.get("block_idx"))
 
 
 # ---------------------------------------------------------------------------- opening
@@ -1377,45 +667,22 @@ def open_memory(
     elif not (path / f"{TABLE}.lance").is_dir():
         raise MemoryMissing(_missing_message(path))
     try:
-        ds = _dataset(path)
+        ds = dataset(path)
     except (FileNotFoundError, ValueError, OSError):
         if not create:
             raise MemoryMissing(_missing_message(path)) from None
         # lazy: lancedb stays off fast commands' start-up
         import lancedb
 
-        with _locked(path, None), contextlib.suppress(ValueError):
+        with locked(path, None), contextlib.suppress(ValueError):
             lancedb.connect(str(path)).create_table(TABLE, schema=schema(model))
-        ds = _dataset(path)
+        ds = dataset(path)
     _check_compatible(path, ds.schema, model)
     lex = LexicalIndex.open(path / "lexical")
     mem = Memory(path, ds, lex, origin)
     if catch_up and lex.lance_version != mem.version:
-        _catch_up(mem, lex, persist=False)
+        catchup.catch_up(mem, lex, persist=False)
     return mem
-
-
-def _dataset(path: Path, version: int | None = None, lean: bool = False) -> Any:
-    """The memory's table as a Lance dataset at ``version`` (the latest by default), for
-    read-only use; ``lean``: its caches held to :data:`LEAN_CACHE_BYTES`."""
-    # lazy: lance stays off fast commands' start-up
-    import lance
-
-    cache = LEAN_CACHE_BYTES if lean else None
-    return lance.dataset(
-        str(path / f"{TABLE}.lance"),
-        version=version,
-        index_cache_size_bytes=cache,
-        metadata_cache_size_bytes=cache,
-    )
-
-
-def _lancedb_table(path: Path) -> Any:
-    """The memory's table through the LanceDB client, for writing (the heavier import)."""
-    # lazy: lancedb stays off fast commands' start-up
-    import lancedb
-
-    return lancedb.connect(str(path)).open_table(TABLE)
 
 
 def _missing_message(path: Path) -> str:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import funes
 from funes.chunking import stitch
 from funes.secrets import RULES_VERSION
+from funes.store.table import sql_str
 
 if TYPE_CHECKING:
     from funes.store.memory import Memory
@@ -155,9 +156,6 @@ def mask_for_serving(
         return
     siblings: list[dict[str, Any]] = []
     if not whole_blocks:
-        # lazy: numpy stays off fast commands' start-up
-        from funes.store.memory import sql_str
-
         keys = {_block(r) for r in rows}
         where = " OR ".join(
             f"(session_id = {sql_str(s)} AND turn_uuid = {sql_str(t)} AND block_idx = {int(b)})"
