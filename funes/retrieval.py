@@ -335,29 +335,58 @@ class Searcher:
         """The candidate pool of ``q`` with every feature the second stage needs (None when
         neither leg finds anything). Shared by :meth:`search` and the training script, so the
         model is trained on exactly what recall computes."""
-        # lazy: numpy stays off fast commands' start-up
-        import numpy as np
-
         from funes import ranker
 
         now = now or datetime.now(UTC)
-        mem = self.memory
         self._asked += 1
         where = q.filters.where(now)
         pool_n = max(q.candidates, q.k)
-        lexical = [] if self.mode == "vector" else mem.lexical_search(q.text, k=pool_n, where=where)
+        lexical = self._lexical_leg(q, where, pool_n)
+        qv, vector = self._vector_leg(q, where, pool_n)
         lex_rank = {cid: r for r, (cid, _) in enumerate(lexical, 1)}
-        qv = None
-        vector: list[tuple[str, float]] = []
-        use_vectors = self.mode != "lexical" and self.embedder is not None
-        if use_vectors and self._has_vectors():
-            qv = self.embedder.embed([q.text])[0]
-            vector = mem.vector_search(qv, k=pool_n, where=where)
         vec_rank = {cid: r for r, (cid, _) in enumerate(vector, 1)}
         order = rrf([[c for c, _ in lexical], [c for c, _ in vector]])
         if not order:
             return None
         rows = self._fetch(order, [*POOL_FIELDS, "vector"])
+        cos, vectors = self._cosines(rows, qv)
+        terms, idf, unseen, present = self._terms(q.text, rows)
+        coverage, rare = _coverage(terms, idf, rows, present)
+        ctx = ranker.Context(
+            lex_rank, dict(lexical), vec_rank, cos, coverage, rare, pool_n,
+            self._sessions({r["session_id"] for r in rows}), vectors,
+        )  # fmt: skip
+        x = ranker.candidate_features(rows, ctx)
+        has_words = any(len(t) >= 3 for t in terms)
+        return Pool(q, rows, x, ctx, order, unseen, len(terms), has_words)
+
+    def _lexical_leg(self, q: Query, where: str | None, pool_n: int) -> list[tuple[str, float]]:
+        """The lexical leg's candidates, best first: (id, BM25 score)."""
+        if self.mode == "vector":
+            return []
+        return self.memory.lexical_search(q.text, k=pool_n, where=where)
+
+    def _vector_leg(
+        self, q: Query, where: str | None, pool_n: int
+    ) -> tuple[Any, list[tuple[str, float]]]:
+        """The question's vector (None when this searcher reads none) and the vector leg's
+        candidates, best first: (id, score)."""
+        qv = None
+        vector: list[tuple[str, float]] = []
+        use_vectors = self.mode != "lexical" and self.embedder is not None
+        if use_vectors and self._has_vectors():
+            qv = self.embedder.embed([q.text])[0]
+            vector = self.memory.vector_search(qv, k=pool_n, where=where)
+        return qv, vector
+
+    def _cosines(
+        self, rows: list[dict[str, Any]], qv: Any
+    ) -> tuple[dict[str, float], dict[str, Any]]:
+        """Each pool row's cosine with the question and its vector, by id (none without a
+        question vector); the rows' ``vector`` fields are dropped."""
+        # lazy: numpy stays off fast commands' start-up
+        import numpy as np
+
         cos: dict[str, float] = {}
         vectors: dict[str, Any] = {}
         if qv is not None:
@@ -379,20 +408,9 @@ class Searcher:
             vectors = {r["id"]: mat[i] for i, r in enumerate(have) if r["id"] in cos}
         for r in rows:
             r.pop("vector", None)
-        terms, idf, unseen, present = self._terms(q.text, rows)
-        coverage, rare = _coverage(terms, idf, rows, present)
-        ctx = ranker.Context(
-            lex_rank, dict(lexical), vec_rank, cos, coverage, rare, pool_n,
-            self._sessions({r["session_id"] for r in rows}), vectors,
-        )  # fmt: skip
-        x = ranker.candidate_features(rows, ctx)
-        has_words = any(len(t) >= 3 for t in terms)
-        return Pool(q, rows, x, ctx, order, unseen, len(terms), has_words)
+        return cos, vectors
 
     def _search(self, q: Query, now: datetime | None = None, given: Pool | None = None) -> Result:
-        # lazy: numpy stays off fast commands' start-up
-        import numpy as np
-
         from funes import ranker
 
         now = now or datetime.now(UTC)
@@ -400,61 +418,116 @@ class Searcher:
         pool = given if given is not None else self.gather(q, now)
         if pool is None:
             return Result(q, [], "weak", mem.label, note=mem.note)
-        ctx = pool.ctx
         rows = pool.rows if given is None else [dict(r) for r in pool.rows]
         model = ranker.load_model(self.weights)
-        if not ctx.cos and model.lexical is not None:
+        if not pool.ctx.cos and model.lexical is not None:
             model = model.lexical  # no vectors to read: the weights fit on lexical-only pools
         pos = {cid: i for i, cid in enumerate(pool.order)}
-        if self.mode == "funes":
-            logits = model.score(pool.x)
-        elif self.mode == "hand-tuned":
-            logits = np.array([_hand_tuned(r, ctx) for r in rows])
-        else:  # a baseline: the fused order, or one leg's own order
-            leg = {"lexical": ctx.lex_rank, "vector": ctx.vec_rank}.get(self.mode)
-            logits = np.array([
-                -float(pos[r["id"]]) if leg is None else -float(leg.get(r["id"], 10**6))
-                for r in rows
-            ])  # fmt: skip
-        pair_scores: dict[str, float] = {}
-        pair_best = 0.0
-        if model.pair is not None and self.pair is not None and self.mode == "funes":
-            if self.pair is SHIPPED:
-                # lazy: onnxruntime and the pair model load on the first question
-                from funes.models.pair import load_pair_model
-
-                self.pair = load_pair_model()
-            # The pair model reads the question and each head passage together; the pair stage
-            # re-orders the head from both stages' verdicts.
-            first = sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
-            head = first[: model.pair.head]
-            # A passage's pair logit is a function of the pair alone (funes.models.pair): the
-            # head's copies of one text (a quarter of eval-dev's heads at 100k chunks) are
-            # read once.
-            texts = [rows[i]["text"] or "" for i in head]
-            distinct = list(dict.fromkeys(texts))
-            once = dict(zip(distinct, self.pair.score(q.text, distinct).tolist(), strict=True))
-            p = np.array([once[t] for t in texts], dtype=np.float32)
-            pair_scores = {rows[i]["id"]: float(s) for i, s in zip(head, p, strict=True)}
-            pair_best = float(p.max()) if len(p) else 0.0
-            logits = ranker.with_pair(logits, first, model.pair, p)
-        rerank: dict[str, float] = {}
-        if self.reranker is not None and self.mode == "funes":
-            # A cross-encoder costs ~25-70 ms a pair here: it re-orders only the head of the
-            # learned ranking, as one more signal added on the logit scale.
-            head = sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
-            head = head[: max(RERANK_POOL, q.k)]
-            scores = self.reranker.score(q.text, [rows[i]["text"] for i in head])
-            for i, s in zip(head, scores, strict=True):
-                prob = min(max(float(s), 1e-6), 1 - 1e-6)
-                rerank[rows[i]["id"]] = float(s)
-                logits[i] += model.rerank_weight * math.log(prob / (1 - prob))
-        ranked = sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
+        logits = self._first_stage(pool, rows, model, pos)
+        logits, pair_scores, pair_best = self._pair_stage(q, rows, model, pos, logits)
+        rerank = self._rerank_stage(q, rows, model, pos, logits)
+        ranked = _by_logit(logits, rows, pos)
         v = ranker.verdict_features(
-            logits, rows, ranked, ctx, pool.unseen_share, pool.n_terms, pair_best
+            logits, rows, ranked, pool.ctx, pool.unseen_share, pool.n_terms, pair_best
         )
         p_answer = model.answerable(v) if self.mode == "funes" else None
+        scored = self._weigh(q, now, logits, rows, ranked, p_answer)
+        scored.sort(key=lambda s: (-s[0], pos[s[3]["id"]]))
+        kept, dups, same_turn = _collapse(scored, q.k)
+        _complete(mem, [s[3] for s in kept] + [r for rs in same_turn.values() for r in rs])
+        strong = self._is_strong(model, pool, p_answer)
+        hits = _hits(mem, kept, dups, same_turn, pool.ctx, rerank, pair_scores)
+        _mask_hits(mem, [h.row for h in hits])
+        if q.neighbors > 0:
+            self._attach_neighbors(hits, q.neighbors)
+        signals: dict[str, float] = {
+            "best_cosine": max(pool.ctx.cos.values(), default=0.0),
+            "best_lexical_coverage": max(pool.ctx.coverage.values(), default=0.0),
+        }
+        if p_answer is not None:
+            signals["answerable"] = p_answer
+        verdict = "strong" if strong else "weak"
+        return Result(q, hits, verdict, mem.label, bool(rerank), signals, mem.note)
 
+    def _first_stage(
+        self, pool: Pool, rows: list[dict[str, Any]], model: Any, pos: dict[str, int]
+    ) -> Any:
+        """Each pool row's logit under the learned model (or the baseline :attr:`mode` names)."""
+        # lazy: numpy stays off fast commands' start-up
+        import numpy as np
+
+        ctx = pool.ctx
+        if self.mode == "funes":
+            return model.score(pool.x)
+        if self.mode == "hand-tuned":
+            return np.array([_hand_tuned(r, ctx) for r in rows])
+        # a baseline: the fused order, or one leg's own order
+        leg = {"lexical": ctx.lex_rank, "vector": ctx.vec_rank}.get(self.mode)
+        return np.array([
+            -float(pos[r["id"]]) if leg is None else -float(leg.get(r["id"], 10**6))
+            for r in rows
+        ])  # fmt: skip
+
+    def _pair_stage(
+        self, q: Query, rows: list[dict[str, Any]], model: Any, pos: dict[str, int], logits: Any
+    ) -> tuple[Any, dict[str, float], float]:
+        """The logits after the pair stage (unchanged when the weights or the searcher have
+        none), the pair model's logit of each head row by id, and the best of them (0.0)."""
+        # lazy: numpy stays off fast commands' start-up
+        import numpy as np
+
+        from funes import ranker
+
+        if model.pair is None or self.pair is None or self.mode != "funes":
+            return logits, {}, 0.0
+        if self.pair is SHIPPED:
+            # lazy: onnxruntime and the pair model load on the first question
+            from funes.models.pair import load_pair_model
+
+            self.pair = load_pair_model()
+        # The pair model reads the question and each head passage together; the pair stage
+        # re-orders the head from both stages' verdicts.
+        first = _by_logit(logits, rows, pos)
+        head = first[: model.pair.head]
+        # A passage's pair logit is a function of the pair alone (funes.models.pair): the
+        # head's copies of one text (a quarter of eval-dev's heads at 100k chunks) are
+        # read once.
+        texts = [rows[i]["text"] or "" for i in head]
+        distinct = list(dict.fromkeys(texts))
+        once = dict(zip(distinct, self.pair.score(q.text, distinct).tolist(), strict=True))
+        p = np.array([once[t] for t in texts], dtype=np.float32)
+        pair_scores = {rows[i]["id"]: float(s) for i, s in zip(head, p, strict=True)}
+        pair_best = float(p.max()) if len(p) else 0.0
+        return ranker.with_pair(logits, first, model.pair, p), pair_scores, pair_best
+
+    def _rerank_stage(
+        self, q: Query, rows: list[dict[str, Any]], model: Any, pos: dict[str, int], logits: Any
+    ) -> dict[str, float]:
+        """The cross-encoder's score of each head row by id (none without a reranker); each
+        adds to that row's logit in place."""
+        rerank: dict[str, float] = {}
+        if self.reranker is None or self.mode != "funes":
+            return rerank
+        # A cross-encoder costs ~25-70 ms a pair here: it re-orders only the head of the
+        # learned ranking, as one more signal added on the logit scale.
+        head = _by_logit(logits, rows, pos)[: max(RERANK_POOL, q.k)]
+        scores = self.reranker.score(q.text, [rows[i]["text"] for i in head])
+        for i, s in zip(head, scores, strict=True):
+            prob = min(max(float(s), 1e-6), 1 - 1e-6)
+            rerank[rows[i]["id"]] = float(s)
+            logits[i] += model.rerank_weight * math.log(prob / (1 - prob))
+        return rerank
+
+    def _weigh(
+        self,
+        q: Query,
+        now: datetime,
+        logits: Any,
+        rows: list[dict[str, Any]],
+        ranked: list[int],
+        p_answer: float | None,
+    ) -> list[tuple[float, float, float, dict[str, Any]]]:
+        """(score, relevance, recency weight, row) of each row, in ``ranked`` order."""
         scored: list[tuple[float, float, float, dict[str, Any]]] = []
         for i in ranked:
             r = rows[i]
@@ -472,47 +545,20 @@ class Searcher:
             # a score says how good the evidence is, so weak evidence never prints score=0.9,
             # and hits of several memories merge by how well each memory answers
             scored.append((rel * w * (p_answer if p_answer is not None else 1.0), rel, w, r))
-        scored.sort(key=lambda s: (-s[0], pos[s[3]["id"]]))
-        kept, dups, same_turn = _collapse(scored, q.k)
-        _complete(mem, [s[3] for s in kept] + [r for rs in same_turn.values() for r in rs])
+        return scored
 
-        best_cos = max(ctx.cos.values(), default=0.0)
-        best_cov = max(ctx.coverage.values(), default=0.0)
+    def _is_strong(self, model: Any, pool: Pool, p_answer: float | None) -> bool:
+        """The verdict: whether the best evidence is strong."""
+        ctx = pool.ctx
         if p_answer is not None:
             # a question with no word of three letters or more ("x", "a b") says too little
             # for any passage to be strong evidence of its answer, whatever the signals say
-            strong = p_answer >= model.threshold and pool.has_words
-        else:  # baselines: the old fixed rule, kept only to compare against
-            by_cos = self.mode != "lexical" and bool(ctx.cos) and best_cos >= STRONG_COSINE
-            strong = by_cos or (self.mode != "vector" and best_cov >= STRONG_COVERAGE)
-        hits = []
-        for i, (final, rel, w, r) in enumerate(kept, 1):
-            scores_d = {
-                "lexical_rank": ctx.lex_rank.get(r["id"]),
-                "vector_rank": ctx.vec_rank.get(r["id"]),
-                "rerank": rerank.get(r["id"]),
-                "pair": None if r["id"] not in pair_scores else round(pair_scores[r["id"]], 6),
-                "relevance": round(rel, 6),
-                "recency": round(w, 6),
-            }
-            hit = Hit(i, final, r, scores_d, memory=mem.label, trusted=mem.trusted)
-            hit.duplicates = [
-                {f: d.get(f) for f in ("session_id", "turn_uuid", "seq", "ts")}
-                for d in dups.get(r["id"], [])
-            ]
-            hit.turn_chunks = [
-                {f: d.get(f) for f in ("id", "seq", "block_type", "block_idx", "split_idx")}
-                for d in same_turn.get(r["id"], [])
-            ]
-            hits.append(hit)
-        _mask_hits(mem, [h.row for h in hits])
-        if q.neighbors > 0:
-            self._attach_neighbors(hits, q.neighbors)
-        signals: dict[str, float] = {"best_cosine": best_cos, "best_lexical_coverage": best_cov}
-        if p_answer is not None:
-            signals["answerable"] = p_answer
-        verdict = "strong" if strong else "weak"
-        return Result(q, hits, verdict, mem.label, bool(rerank), signals, mem.note)
+            return p_answer >= model.threshold and pool.has_words
+        # baselines: the old fixed rule, kept only to compare against
+        best_cos = max(ctx.cos.values(), default=0.0)
+        best_cov = max(ctx.coverage.values(), default=0.0)
+        by_cos = self.mode != "lexical" and bool(ctx.cos) and best_cos >= STRONG_COSINE
+        return by_cos or (self.mode != "vector" and best_cov >= STRONG_COVERAGE)
 
     def _terms(
         self, query: str, rows: list[dict[str, Any]]
@@ -805,6 +851,45 @@ class _Addresses:
             for n, (j, a) in enumerate(zip(hit.tolist(), addrs[at].tolist(), strict=True)):
                 out[ids[j]] = (a, {f: got[f][n] for f in self.FACTS})
         return out
+
+
+def _by_logit(logits: Any, rows: Sequence[dict[str, Any]], pos: dict[str, int]) -> list[int]:
+    """Row indexes by logit, ties in fused order."""
+    return sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
+
+
+def _hits(
+    mem: Memory,
+    kept: Sequence[tuple[float, float, float, dict[str, Any]]],
+    dups: dict[str, list[dict[str, Any]]],
+    same_turn: dict[str, list[dict[str, Any]]],
+    ctx: Any,
+    rerank: dict[str, float],
+    pair_scores: dict[str, float],
+) -> list[Hit]:
+    """The kept rows as hits, ranked from 1, each with its per-stage scores, the other places
+    its text was found and the other chunks of its turn."""
+    hits = []
+    for i, (final, rel, w, r) in enumerate(kept, 1):
+        scores_d = {
+            "lexical_rank": ctx.lex_rank.get(r["id"]),
+            "vector_rank": ctx.vec_rank.get(r["id"]),
+            "rerank": rerank.get(r["id"]),
+            "pair": None if r["id"] not in pair_scores else round(pair_scores[r["id"]], 6),
+            "relevance": round(rel, 6),
+            "recency": round(w, 6),
+        }
+        hit = Hit(i, final, r, scores_d, memory=mem.label, trusted=mem.trusted)
+        hit.duplicates = [
+            {f: d.get(f) for f in ("session_id", "turn_uuid", "seq", "ts")}
+            for d in dups.get(r["id"], [])
+        ]
+        hit.turn_chunks = [
+            {f: d.get(f) for f in ("id", "seq", "block_type", "block_idx", "split_idx")}
+            for d in same_turn.get(r["id"], [])
+        ]
+        hits.append(hit)
+    return hits
 
 
 def _mask_hits(mem: Memory, rows: list[dict[str, Any]]) -> None:
