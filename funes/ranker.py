@@ -545,16 +545,50 @@ class _LastSeq(Mapping[Any, int]):
         return sum(1 for _ in self._p.names())
 
 
+_COL = {name: i for i, name in enumerate(FEATURES)}
+
+
 def candidate_features(rows: Sequence[dict[str, Any]], ctx: Context) -> np.ndarray:
     """One feature row per candidate, columns in :data:`FEATURES` order."""
     n = len(rows)
     x = np.zeros((n, len(FEATURES)), dtype=np.float64)
     if not n:
         return x
-    col = {name: i for i, name in enumerate(FEATURES)}
-    absent = math.log1p(ctx.pool_size + 1)
-    bmax = max(ctx.lex_score.values(), default=0.0) or 1.0
-    best_cos = max(ctx.cos.values(), default=0.0)
+    pool = _pool_facts(rows, ctx)
+    for i, r in enumerate(rows):
+        row = x[i]
+        _leg_features(row, r["id"], ctx, pool)
+        _kind_features(row, r.get("role"), r.get("block_type"))
+        _text_features(row, r["text"] or "")
+        _session_features(row, i, r, ctx, pool)
+        _nearby_features(row, r, ctx, pool)
+    return x
+
+
+@dataclass
+class _PoolFacts:
+    """What the features of one candidate read of the whole pool."""
+
+    absent: float  # the log rank of a candidate a leg did not find
+    bmax: float  # the best BM25 score (1.0 when none)
+    best_cos: float
+    rrf: dict[str, float]  # fusion score × 60, by id
+    by_session: dict[str, list[int]]  # row indexes of each session
+    by_turn: Counter[str]  # rows of each turn
+    norm: list[str]  # each row's normalised text
+    dups: Counter[str]  # rows of each normalised text
+    sess_rrf: dict[str, float]
+    best_sess_rrf: float
+    sess_cos: dict[str, float]  # best cosine of each session
+    # per session: the user prompts among the candidates, by seq, and their best cosine
+    prompts: dict[str, tuple[list[int], list[float]]]
+    # per session: the distinct seqs of its candidates and the best cosine at each
+    near: dict[str, tuple[list[int], list[float]]]
+    prompt_vec: dict[tuple[str, int], np.ndarray]  # a prompt's vector by (session, seq)
+    tool_vecs: dict[str, list[tuple[int, np.ndarray]]]  # tool outputs' (seq, vector)
+
+
+def _pool_facts(rows: Sequence[dict[str, Any]], ctx: Context) -> _PoolFacts:
     rrf = {}
     for r in rows:
         cid = r["id"]
@@ -573,13 +607,35 @@ def candidate_features(rows: Sequence[dict[str, Any]], ctx: Context) -> np.ndarr
         by_turn[r["turn_uuid"]] += 1
         dups[norm[i]] += 1
     sess_rrf = {s: sum(rrf[rows[i]["id"]] for i in ix) for s, ix in by_session.items()}
-    best_sess_rrf = max(sess_rrf.values(), default=0.0) or 1.0
     sess_cos = {
         s: max((ctx.cos.get(rows[i]["id"], 0.0) for i in ix), default=0.0)
         for s, ix in by_session.items()
     }
-    # per session: the user prompts among the candidates (a prompt that matches the question
-    # well is in the pool; one that does not would add nothing), by seq
+    prompt_vec, tool_vecs = _pool_vectors(rows, ctx)
+    return _PoolFacts(
+        absent=math.log1p(ctx.pool_size + 1),
+        bmax=max(ctx.lex_score.values(), default=0.0) or 1.0,
+        best_cos=max(ctx.cos.values(), default=0.0),
+        rrf=rrf,
+        by_session=by_session,
+        by_turn=by_turn,
+        norm=norm,
+        dups=dups,
+        sess_rrf=sess_rrf,
+        best_sess_rrf=max(sess_rrf.values(), default=0.0) or 1.0,
+        sess_cos=sess_cos,
+        prompts=_session_prompts(rows, by_session, ctx),
+        near=_session_cosines(rows, by_session, ctx),
+        prompt_vec=prompt_vec,
+        tool_vecs=tool_vecs,
+    )
+
+
+def _session_prompts(
+    rows: Sequence[dict[str, Any]], by_session: dict[str, list[int]], ctx: Context
+) -> dict[str, tuple[list[int], list[float]]]:
+    """Per session: the user prompts among the candidates (a prompt that matches the question
+    well is in the pool; one that does not would add nothing), by seq, with their cosine."""
     prompts: dict[str, tuple[list[int], list[float]]] = {}
     for sid, ix in by_session.items():
         at: dict[int, float] = {}
@@ -590,7 +646,13 @@ def candidate_features(rows: Sequence[dict[str, Any]], ctx: Context) -> np.ndarr
         if at:
             keys = sorted(at)
             prompts[sid] = (keys, [at[k] for k in keys])
-    # per session: the distinct seqs of its pool candidates and the best cosine at each
+    return prompts
+
+
+def _session_cosines(
+    rows: Sequence[dict[str, Any]], by_session: dict[str, list[int]], ctx: Context
+) -> dict[str, tuple[list[int], list[float]]]:
+    """Per session: the distinct seqs of its pool candidates and the best cosine at each."""
     near: dict[str, tuple[list[int], list[float]]] = {}
     for sid, ix in by_session.items():
         best_at: dict[int, float] = {}
@@ -599,6 +661,14 @@ def candidate_features(rows: Sequence[dict[str, Any]], ctx: Context) -> np.ndarr
             best_at[q] = max(best_at.get(q, 0.0), ctx.cos.get(rows[i]["id"], 0.0))
         keys = sorted(best_at)
         near[sid] = (keys, [best_at[k] for k in keys])
+    return near
+
+
+def _pool_vectors(
+    rows: Sequence[dict[str, Any]], ctx: Context
+) -> tuple[dict[tuple[str, int], np.ndarray], dict[str, list[tuple[int, np.ndarray]]]]:
+    """The vectors of the pool's user prompts, by (session, seq), and of its tool outputs,
+    (seq, vector) by session."""
     prompt_vec: dict[tuple[str, int], np.ndarray] = {}
     tool_vecs: dict[str, list[tuple[int, np.ndarray]]] = {}
     for r in rows:
@@ -609,90 +679,116 @@ def candidate_features(rows: Sequence[dict[str, Any]], ctx: Context) -> np.ndarr
             prompt_vec.setdefault((r["session_id"], r.get("seq") or 0), v)
         elif r.get("block_type") == "tool_result":
             tool_vecs.setdefault(r["session_id"], []).append((r.get("seq") or 0, v))
-    for i, r in enumerate(rows):
-        cid = r["id"]
-        text = r["text"] or ""
-        row = x[i]
-        lr = ctx.lex_rank.get(cid)
-        vr = ctx.vec_rank.get(cid)
-        row[col["lex_in"]] = lr is not None
-        row[col["lex_logrank"]] = math.log1p(lr) if lr is not None else absent
-        row[col["lex_norm"]] = ctx.lex_score.get(cid, 0.0) / bmax
-        row[col["vec_in"]] = vr is not None
-        row[col["vec_logrank"]] = math.log1p(vr) if vr is not None else absent
-        c = ctx.cos.get(cid)
-        row[col["cos"]] = c if c is not None else 0.0
-        row[col["cos_gap"]] = best_cos - c if c is not None else 1.0
-        row[col["no_vector"]] = c is None
-        row[col["rrf"]] = rrf[cid]
-        row[col["cov_idf"]] = ctx.coverage.get(cid, 0.0)
-        row[col["cov_rare"]] = ctx.rare_coverage.get(cid, 0.0)
-        role, block = r.get("role"), r.get("block_type")
-        if role == "user" and block == "text":
-            row[col["user_text"]] = 1
-            row[col["user_echo"]] = row[col["cos"]]
-            row[col["user_cov"]] = row[col["cov_idf"]]
-        elif role == "assistant" and block == "text":
-            row[col["assistant_text"]] = 1
-        elif block == "thinking":
-            row[col["thinking"]] = 1
-        elif block == "tool_use":
-            row[col["tool_use"]] = 1
-        elif block == "tool_result":
-            row[col["tool_result"]] = 1
-        else:
-            row[col["other_role"]] = 1
-        row[col["log_len"]] = math.log1p(len(text))
-        if text:
-            head = text[:4000]
-            code = sum(map(head.count, _CODE_CHARS))
-            row[col["code_share"]] = 1.0 - (len(head) - code) / len(head)
-        low = text[:4000].lower()
-        row[col["explain"]] = min(sum(map(low.__contains__, _EXPLAIN)), 3) / 3
-        sid = r["session_id"]
-        row[col["sess_count"]] = math.log1p(len(by_session[sid]) - 1)
-        row[col["sess_rrf"]] = sess_rrf[sid] / best_sess_rrf
-        row[col["sess_cos_gap"]] = best_cos - sess_cos[sid]
-        row[col["turn_count"]] = math.log1p(by_turn[r["turn_uuid"]] - 1)
-        seq = r.get("seq") or 0
-        last = ctx.sessions.last_seq.get(sid) or 0
-        row[col["position"]] = seq / last if last > 0 else 0.0
-        pseqs, pcos = prompts.get(sid, ((), ()))
-        k = bisect.bisect_right(pseqs, seq) - 1
+    return prompt_vec, tool_vecs
+
+
+def _leg_features(row: np.ndarray, cid: str, ctx: Context, pool: _PoolFacts) -> None:
+    """Where the legs put the candidate: ranks, scores, cosine, fusion and term coverage."""
+    col = _COL
+    lr = ctx.lex_rank.get(cid)
+    vr = ctx.vec_rank.get(cid)
+    row[col["lex_in"]] = lr is not None
+    row[col["lex_logrank"]] = math.log1p(lr) if lr is not None else pool.absent
+    row[col["lex_norm"]] = ctx.lex_score.get(cid, 0.0) / pool.bmax
+    row[col["vec_in"]] = vr is not None
+    row[col["vec_logrank"]] = math.log1p(vr) if vr is not None else pool.absent
+    c = ctx.cos.get(cid)
+    row[col["cos"]] = c if c is not None else 0.0
+    row[col["cos_gap"]] = pool.best_cos - c if c is not None else 1.0
+    row[col["no_vector"]] = c is None
+    row[col["rrf"]] = pool.rrf[cid]
+    row[col["cov_idf"]] = ctx.coverage.get(cid, 0.0)
+    row[col["cov_rare"]] = ctx.rare_coverage.get(cid, 0.0)
+
+
+def _kind_features(row: np.ndarray, role: str | None, block: str | None) -> None:
+    """The record's role and block type; a user prompt's cosine and coverage apart (read after
+    :func:`_leg_features`)."""
+    col = _COL
+    if role == "user" and block == "text":
+        row[col["user_text"]] = 1
+        row[col["user_echo"]] = row[col["cos"]]
+        row[col["user_cov"]] = row[col["cov_idf"]]
+    elif role == "assistant" and block == "text":
+        row[col["assistant_text"]] = 1
+    elif block == "thinking":
+        row[col["thinking"]] = 1
+    elif block == "tool_use":
+        row[col["tool_use"]] = 1
+    elif block == "tool_result":
+        row[col["tool_result"]] = 1
+    else:
+        row[col["other_role"]] = 1
+
+
+def _text_features(row: np.ndarray, text: str) -> None:
+    """Cues of the text itself: length, code, explanation, announcement and result words."""
+    col = _COL
+    row[col["log_len"]] = math.log1p(len(text))
+    if text:
+        head = text[:4000]
+        code = sum(map(head.count, _CODE_CHARS))
+        row[col["code_share"]] = 1.0 - (len(head) - code) / len(head)
+    low = text[:4000].lower()
+    row[col["explain"]] = min(sum(map(low.__contains__, _EXPLAIN)), 3) / 3
+    row[col["announces"]] = _ANNOUNCE.match(text[:200]) is not None
+    row[col["reports"]] = min(sum(map(low.__contains__, _REPORTS)), 3) / 3
+
+
+def _session_features(
+    row: np.ndarray, i: int, r: dict[str, Any], ctx: Context, pool: _PoolFacts
+) -> None:
+    """Where the candidate sits in its session and turn, and how much of the pool they hold."""
+    col = _COL
+    sid = r["session_id"]
+    row[col["sess_count"]] = math.log1p(len(pool.by_session[sid]) - 1)
+    row[col["sess_rrf"]] = pool.sess_rrf[sid] / pool.best_sess_rrf
+    row[col["sess_cos_gap"]] = pool.best_cos - pool.sess_cos[sid]
+    row[col["turn_count"]] = math.log1p(pool.by_turn[r["turn_uuid"]] - 1)
+    seq = r.get("seq") or 0
+    last = ctx.sessions.last_seq.get(sid) or 0
+    row[col["position"]] = seq / last if last > 0 else 0.0
+    row[col["dup_count"]] = math.log1p(pool.dups[pool.norm[i]] - 1)
+    follows, after, since = ctx.sessions.around(sid, seq)
+    row[col["tool_follows"]] = follows
+    row[col["after_tool"]] = after
+    row[col["since_prompt"]] = math.log1p(since)
+
+
+def _nearby_features(row: np.ndarray, r: dict[str, Any], ctx: Context, pool: _PoolFacts) -> None:
+    """How the pool's records around the candidate in its session match the question: the
+    preceding user prompt, the turns just before and after, the tool output it follows."""
+    col = _COL
+    cid, sid = r["id"], r["session_id"]
+    seq = r.get("seq") or 0
+    pseqs, pcos = pool.prompts.get(sid, ((), ()))
+    k = bisect.bisect_right(pseqs, seq) - 1
+    if k >= 0:
+        row[col["prompt_cos"]] = pcos[k]
+        row[col["prompt_dist"]] = math.log1p(seq - pseqs[k])
+    else:
+        row[col["prompt_dist"]] = math.log1p(50)
+    seqs, best = pool.near[sid]
+    lo, hi = bisect.bisect_left(seqs, seq - 3), bisect.bisect_right(seqs, seq + 3)
+    prev = nxt = 0.0
+    for s2, c2 in zip(seqs[lo:hi], best[lo:hi], strict=True):
+        if s2 < seq:
+            prev = max(prev, c2)
+        elif s2 > seq:
+            nxt = max(nxt, c2)
+    row[col["prev_cos"]] = prev
+    row[col["next_cos"]] = nxt
+    v = ctx.vectors.get(cid)
+    if v is not None:
         if k >= 0:
-            row[col["prompt_cos"]] = pcos[k]
-            row[col["prompt_dist"]] = math.log1p(seq - pseqs[k])
-        else:
-            row[col["prompt_dist"]] = math.log1p(50)
-        seqs, best = near[sid]
-        lo, hi = bisect.bisect_left(seqs, seq - 3), bisect.bisect_right(seqs, seq + 3)
-        prev = nxt = 0.0
-        for s2, c2 in zip(seqs[lo:hi], best[lo:hi], strict=True):
-            if s2 < seq:
-                prev = max(prev, c2)
-            elif s2 > seq:
-                nxt = max(nxt, c2)
-        row[col["prev_cos"]] = prev
-        row[col["next_cos"]] = nxt
-        row[col["dup_count"]] = math.log1p(dups[norm[i]] - 1)
-        row[col["announces"]] = _ANNOUNCE.match(text[:200]) is not None
-        row[col["reports"]] = min(sum(map(low.__contains__, _REPORTS)), 3) / 3
-        follows, after, since = ctx.sessions.around(sid, seq)
-        row[col["tool_follows"]] = follows
-        row[col["after_tool"]] = after
-        row[col["since_prompt"]] = math.log1p(since)
-        v = ctx.vectors.get(cid)
-        if v is not None:
-            if k >= 0:
-                p = prompt_vec.get((sid, pseqs[k]))
-                if p is not None and pseqs[k] != seq:
-                    row[col["echo_cos"]] = float(v @ p)
-            tools = tool_vecs.get(sid)
-            if tools:
-                near_tools = [t for s2, t in tools if seq - 6 <= s2 < seq]
-                if near_tools:
-                    row[col["tool_cos"]] = float(np.max(np.asarray(near_tools) @ v))
-    return x
+            p = pool.prompt_vec.get((sid, pseqs[k]))
+            if p is not None and pseqs[k] != seq:
+                row[col["echo_cos"]] = float(v @ p)
+        tools = pool.tool_vecs.get(sid)
+        if tools:
+            near_tools = [t for s2, t in tools if seq - 6 <= s2 < seq]
+            if near_tools:
+                row[col["tool_cos"]] = float(np.max(np.asarray(near_tools) @ v))
 
 
 def verdict_features(
