@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from funes.errors import FunesError, UsageError, counted
 from funes.hub import receipt, transport
 from funes.hub.card import updated_card
-from funes.hub.curate import remote_project, selection_for
+from funes.hub.curate import Selection, remote_project, selection_for
 from funes.hub.gate import GateResult, scan
 from funes.hub.remote import forget_head, materialize
 from funes.hub.spec import MemorySpec, State, state_message
@@ -100,32 +100,9 @@ def push(
     if not transport.token():
         raise FunesError("no HF token (set HF_TOKEN, or run `hf auth login`) — required to push")
     report = PushReport(spec.label, local_chunks=local.count())
-    info = transport.probe(spec)
-    if info.state is State.OFFLINE:
-        raise FunesError(
-            f"{spec.uri} is unreachable right now — push again once you're back online"
-        )
-    if info.state is State.UNAUTHORIZED:
-        raise FunesError(state_message(spec, info.state, info.detail))
     candidates = [str(x) for x in local.rows(columns=("id",)).column("id").to_pylist()]
-    if info.state is State.MISSING:
-        question = (
-            f"{spec.uri} does not exist. Create it as a private dataset and publish "
-            f"{counted(len(candidates), 'chunk')} there? [y/N] "
-        )
-        if not (create or (confirm is not None and confirm(question))):
-            raise FunesError(
-                f"{spec.uri} does not exist — funes creates Hub repos only when asked: "
-                "re-run with `--create` (the new dataset will be private)"
-            )
-        check_writable(spec)
-        transport.create_repo(spec)
-        report.created_repo = True
-        info = transport.probe(spec)
-        if info.state not in (State.EMPTY, State.READY):
-            raise FunesError(state_message(spec, info.state, info.detail))
+    info = _resolve_target(spec, report, len(candidates), create, confirm)
     pushed_before = receipt.load(spec)
-
     selection = selection_for(spec, remote_project(info), local)
     if selection is not None:  # a project memory: only the sessions curated in
         candidates, report.project = selection.ship, selection.project
@@ -135,97 +112,88 @@ def push(
         return report
     check_writable(spec)
 
-    gated: dict[str, bool] = {}  # id → clean, across attempts
-    held: GateResult | None = None
+    verdicts = _Verdicts(local)  # the gate's, kept across attempts
     for attempt in range(1, MAX_RETRIES + 2):
         report.attempts = attempt
         with tempfile.TemporaryDirectory(prefix="funes-push-") as tmp:
             work = Path(tmp) / "memory"
             base = _checkout(info, work)
-            remote_ids = _ids(work) if base else set()
-            report.remote_chunks = len(remote_ids)
-            if selection is not None:
-                report.pending_review = len(
-                    selection.pending(remote_ids | (pushed_before or set()))
-                )
-            shared = [i for i in candidates if i in remote_ids]
-            if shared:
-                receipt.add(spec, shared)
-            to_push = [i for i in candidates if i not in remote_ids]
+            to_push = _missing(spec, work, base, candidates, selection, pushed_before, report)
             if not to_push:
                 report.up_to_date = True
                 return report
             if attempt == 1:
-                _guard(
-                    spec, local, to_push, candidates, shared, pushed_before, report, yes, confirm
-                )
-            todo = [i for i in to_push if i not in gated]
-            if todo:
-                # lazy: funes.secrets.scanner stays off fast commands' start-up
-                from funes.secrets.scanner import ScannerError
-
-                try:
-                    res = scan(local, todo)
-                except ScannerError as e:
-                    raise FunesError(
-                        f"nothing pushed: the secret scan could not run — {e}"
-                    ) from None
-                gated.update({i: True for i in res.clean})
-                gated.update({i: False for i in res.held})
-                held = res if held is None else held
-            send = [i for i in to_push if gated.get(i)]
-            report.held = _held_now(to_push, gated, held)
-            if not send:
-                h = report.held
-                assert h is not None
-                raise NothingPublished(
-                    f"{spec.label}: nothing published — held back "
-                    f"{counted(len(h.held), 'row')} with secrets ({h.summary()}); run "
-                    "`funes scrub`, then push again"
-                )
-            before = listing(work)
-            _append(local, work, send, create_table=not base)
-            adds, deletes = changes(before, work)
-            card_text = None
-            if not spec.prefix:
-                current = (
-                    transport.fetch_text(spec, "README.md", info.sha or "main")
-                    if "README.md" in info.files
-                    else None
-                )
-
-                card_text, report.card = updated_card(
-                    current, spec.short, len(remote_ids) + len(send), local.model or ""
-                )
-            files: list[tuple[str, bytes | Path]] = [
-                (spec.path_in_repo(rel), work / rel) for rel in adds
-            ]
-            if card_text is not None:
-                files.append(("README.md", card_text.encode("utf-8")))
+                _guard(spec, local, to_push, candidates, pushed_before, report, yes, confirm)
+            send = verdicts.clean(spec, to_push, report)
+            files, deletes = _stage(spec, info, local, work, send, base, report)
             try:
                 oid = transport.commit(
-                    spec,
-                    files,
-                    [spec.path_in_repo(rel) for rel in deletes],
-                    f"funes push: +{len(send)} chunks",
-                    parent=info.sha,
+                    spec, files, deletes, f"funes push: +{len(send)} chunks", parent=info.sha
                 )
             except transport.CommitConflict:
                 info = transport.probe(spec)
                 if info.state not in (State.READY, State.EMPTY):
                     raise FunesError(state_message(spec, info.state, info.detail)) from None
                 continue
-            report.commit = oid
-            report.pushed = len(send)
-            report.files_sent = len(files)
-            report.bytes_sent = sum(
-                len(src) if isinstance(src, bytes) else src.stat().st_size for _, src in files
-            )
-            receipt.add(spec, send)
-
-            forget_head(spec)
+            _record(spec, report, oid, send, files)
             return report
     raise FunesError(f"data commit kept conflicting after {MAX_RETRIES} retries; re-run push")
+
+
+# ---------------------------------------------------------------------------- the target
+
+
+def _resolve_target(
+    spec: MemorySpec, report: PushReport, chunks: int, create: bool, confirm: Confirm | None
+) -> RemoteInfo:
+    """The remote as of one probe, reachable and ours to read; a missing dataset is created
+    (private) when ``create`` or the user's yes says so."""
+    info = transport.probe(spec)
+    if info.state is State.OFFLINE:
+        raise FunesError(
+            f"{spec.uri} is unreachable right now — push again once you're back online"
+        )
+    if info.state is State.UNAUTHORIZED:
+        raise FunesError(state_message(spec, info.state, info.detail))
+    if info.state is not State.MISSING:
+        return info
+    question = (
+        f"{spec.uri} does not exist. Create it as a private dataset and publish "
+        f"{counted(chunks, 'chunk')} there? [y/N] "
+    )
+    if not (create or (confirm is not None and confirm(question))):
+        raise FunesError(
+            f"{spec.uri} does not exist — funes creates Hub repos only when asked: "
+            "re-run with `--create` (the new dataset will be private)"
+        )
+    check_writable(spec)
+    transport.create_repo(spec)
+    report.created_repo = True
+    info = transport.probe(spec)
+    if info.state not in (State.EMPTY, State.READY):
+        raise FunesError(state_message(spec, info.state, info.detail))
+    return info
+
+
+def _missing(
+    spec: MemorySpec,
+    work: Path,
+    base: bool,
+    candidates: list[str],
+    selection: Selection | None,
+    pushed_before: set[str] | None,
+    report: PushReport,
+) -> list[str]:
+    """The ``candidates`` the remote copy in ``work`` lacks, in order; the ones it holds are
+    recorded in this host's receipt."""
+    remote_ids = _ids(work) if base else set()
+    report.remote_chunks = len(remote_ids)
+    if selection is not None:
+        report.pending_review = len(selection.pending(remote_ids | (pushed_before or set())))
+    shared = [i for i in candidates if i in remote_ids]
+    if shared:
+        receipt.add(spec, shared)
+    return [i for i in candidates if i not in remote_ids]
 
 
 def _guard(
@@ -233,7 +201,6 @@ def _guard(
     local: Memory,
     to_push: list[str],
     candidates: list[str],
-    shared: list[str],
     pushed_before: set[str] | None,
     report: PushReport,
     yes: bool,
@@ -241,9 +208,9 @@ def _guard(
 ) -> None:
     """The wrong-memory guard: pushing a memory that shares no chunk
     with the remote is confirmed first — unless this run just created the repo."""
-    if yes or report.created_repo or shared or pushed_before:
+    if yes or report.created_repo or pushed_before:
         return
-    if len(to_push) != len(candidates):
+    if len(to_push) != len(candidates):  # some are on the remote already
         return
     what = (
         "is empty"
@@ -260,12 +227,105 @@ def _guard(
         raise FunesError("push aborted")
 
 
-def _held_now(to_push: list[str], gated: dict[str, bool], first: GateResult | None) -> GateResult:
-    res = GateResult([i for i in to_push if gated.get(i)], [i for i in to_push if not gated.get(i)])
-    if first is not None:
-        res.detectors = first.detectors
-        res.blocks_held = first.blocks_held
-    return res
+# ---------------------------------------------------------------------------- the gate
+
+
+class _Verdicts:
+    """The secret gate's verdicts, per id, kept across attempts: a retry scans only the rows
+    it has not judged yet."""
+
+    def __init__(self, local: Memory) -> None:
+        self.local = local
+        self.is_clean: dict[str, bool] = {}
+        self.first: GateResult | None = None  # the first scan's detectors and blocks
+
+    def clean(self, spec: MemorySpec, to_push: list[str], report: PushReport) -> list[str]:
+        """The ids of ``to_push`` the gate lets go (``report.held`` says what it holds);
+        NothingPublished when it holds them all."""
+        todo = [i for i in to_push if i not in self.is_clean]
+        if todo:
+            self._judge(todo)
+        send = [i for i in to_push if self.is_clean.get(i)]
+        report.held = self._held_now(to_push)
+        if not send:
+            h = report.held
+            raise NothingPublished(
+                f"{spec.label}: nothing published — held back "
+                f"{counted(len(h.held), 'row')} with secrets ({h.summary()}); run "
+                "`funes scrub`, then push again"
+            )
+        return send
+
+    def _judge(self, ids: list[str]) -> None:
+        # lazy: funes.secrets.scanner stays off fast commands' start-up
+        from funes.secrets.scanner import ScannerError
+
+        try:
+            res = scan(self.local, ids)
+        except ScannerError as e:
+            raise FunesError(f"nothing pushed: the secret scan could not run — {e}") from None
+        self.is_clean.update({i: True for i in res.clean})
+        self.is_clean.update({i: False for i in res.held})
+        self.first = res if self.first is None else self.first
+
+    def _held_now(self, to_push: list[str]) -> GateResult:
+        ok = self.is_clean
+        res = GateResult([i for i in to_push if ok.get(i)], [i for i in to_push if not ok.get(i)])
+        if self.first is not None:
+            res.detectors = self.first.detectors
+            res.blocks_held = self.first.blocks_held
+        return res
+
+
+# ---------------------------------------------------------------------------- stage, record
+
+
+def _stage(
+    spec: MemorySpec,
+    info: RemoteInfo,
+    local: Memory,
+    work: Path,
+    send: list[str],
+    base: bool,
+    report: PushReport,
+) -> tuple[list[tuple[str, bytes | Path]], list[str]]:
+    """Append the rows ``send`` to the remote's copy in ``work``: the files to upload (those
+    new or rewritten, and the dataset card) and the lexical files to delete, as paths in the
+    repo."""
+    before = listing(work)
+    _append(local, work, send, create_table=not base)
+    adds, deletes = changes(before, work)
+    files: list[tuple[str, bytes | Path]] = [(spec.path_in_repo(rel), work / rel) for rel in adds]
+    if not spec.prefix:
+        current = (
+            transport.fetch_text(spec, "README.md", info.sha or "main")
+            if "README.md" in info.files
+            else None
+        )
+        card_text, report.card = updated_card(
+            current, spec.short, report.remote_chunks + len(send), local.model or ""
+        )
+        if card_text is not None:
+            files.append(("README.md", card_text.encode("utf-8")))
+    return files, [spec.path_in_repo(rel) for rel in deletes]
+
+
+def _record(
+    spec: MemorySpec,
+    report: PushReport,
+    oid: str,
+    send: list[str],
+    files: list[tuple[str, bytes | Path]],
+) -> None:
+    """After the commit landed: what it sent, in the report and this host's receipt."""
+    report.commit = oid
+    report.pushed = len(send)
+    report.files_sent = len(files)
+    report.bytes_sent = sum(
+        len(src) if isinstance(src, bytes) else src.stat().st_size for _, src in files
+    )
+    receipt.add(spec, send)
+    forget_head(spec)
 
 
 # ---------------------------------------------------------------------------- scratch copy

@@ -28,6 +28,7 @@ from funes.hub.transport import (
     access_state,
     api,
     offline_error,
+    request_errors,
     snapshot_dir,
 )
 from funes.sources import Unit, get_source
@@ -76,7 +77,7 @@ def resolve(repo_id: str) -> TraceDataset:
     spec = MemorySpec(repo_id=repo_id)
     try:
         refs = api().list_repo_refs(repo_id, repo_type=REPO_TYPE)
-    except Exception as e:
+    except request_errors() as e:
         raise _hub_error(spec, e) from None
     commit = next(
         (
@@ -96,7 +97,7 @@ def resolve(repo_id: str) -> TraceDataset:
         shards = sorted(
             f.path for f in tree if isinstance(f, RepoFile) and f.path.lower().endswith(".parquet")
         )
-    except Exception as e:
+    except request_errors() as e:
         raise _hub_error(spec, e) from None
     if not shards:
         raise FunesError(f"{spec.uri}: {CONVERT_REF} (commit {commit[:8]}) holds no .parquet files")
@@ -136,7 +137,7 @@ class _Fetch:
             path = hf_hub_download(
                 self.repo_id, self.shard, repo_type=REPO_TYPE, revision=self.commit
             )
-        except Exception as e:
+        except request_errors() as e:
             raise _hub_error(spec, e) from None
         return Path(path)
 

@@ -68,6 +68,24 @@ def status_of(exc: BaseException) -> int | None:
     return int(code) if isinstance(code, int) else None
 
 
+def request_errors() -> tuple[type[BaseException], ...]:
+    """What a huggingface_hub call raises when the Hub refuses a request or cannot be reached:
+    OSError (connection refused, timeouts, offline mode, a file it could not fetch — and
+    ``HfHubHTTPError``, which is one), its HTTP client's errors (httpx2's in 2.x, httpx's before:
+    found through ``HfHubHTTPError`` rather than imported by name) and hf_xet's download failure.
+    Anything else is a bug, and is not caught as a refusal."""
+    # lazy: huggingface_hub only to talk to the Hub
+    from huggingface_hub import errors
+
+    client = [
+        c
+        for c in errors.HfHubHTTPError.__mro__
+        if c.__name__ == "HTTPError" and c.__module__.split(".")[0] in ("httpx", "httpx2")
+    ]
+    xet = [errors.XetDownloadError] if hasattr(errors, "XetDownloadError") else []
+    return (OSError, *client, *xet)
+
+
 def offline_error(exc: BaseException) -> bool:
     """Connect errors, timeouts and 5xx: the Hub is unreachable, not the repo missing."""
     if isinstance(exc, TimeoutError | ConnectionError):
@@ -102,7 +120,7 @@ def probe(spec: MemorySpec, timeout: float = PROBE_TIMEOUT) -> RemoteInfo:
         )
     except RevisionNotFoundError:
         return RemoteInfo(spec, State.EMPTY)
-    except Exception as e:
+    except request_errors() as e:
         if offline_error(e):
             return RemoteInfo(spec, State.OFFLINE, detail=_short(e))
         known = access_state(e)
@@ -240,7 +258,7 @@ def read_only_message(spec: MemorySpec) -> str:
 def whoami() -> dict[str, Any]:
     try:
         return dict(api().whoami())
-    except Exception as e:
+    except request_errors() as e:
         if offline_error(e):
             raise HubUnavailable(f"the Hub is unreachable ({_short(e)})") from None
         if status_of(e) == 401:
@@ -254,7 +272,7 @@ def create_repo(spec: MemorySpec) -> None:
     """Create the dataset repo, private (only ever with the user's consent)."""
     try:
         api().create_repo(spec.repo_id, repo_type=REPO_TYPE, private=True, exist_ok=True)
-    except Exception as e:
+    except request_errors() as e:
         if status_of(e) == 403:
             raise FunesError(
                 f"your token cannot create {spec.repo_id} — check the owner name and that the "
@@ -287,7 +305,7 @@ def commit(
             revision="main",
             parent_commit=parent,
         )
-    except Exception as e:
+    except request_errors() as e:
         code = status_of(e)
         if code in (409, 412):
             raise CommitConflict(f"{spec.uri} moved while pushing") from None
