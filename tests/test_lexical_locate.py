@@ -41,3 +41,45 @@ def test_the_first_lookup_and_the_later_ones_find_the_same_documents(
     assert seg.locate(q).tolist() == want  # then the sorted ids
     assert (seg.by_id is not None) == bool(asked)
     assert seg.locate(q[::-1]).tolist() == want[::-1]
+
+
+# chunk ids as funes makes them: 16 hex digits, compared by their first 8 bytes first; many
+# here share those 8 bytes, so the whole id decides
+HEX16 = st.tuples(st.sampled_from(["0123abcd", "0123abce", "ffff0000"]),
+                  st.text(alphabet="0123456789abcdef", min_size=8, max_size=8)).map("".join)  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(HEX16, min_size=1, max_size=60),
+    st.lists(st.booleans(), max_size=60),
+    st.lists(HEX16, max_size=15),
+    st.lists(st.integers(0, 59), max_size=15),
+    st.integers(1, 7),
+)
+def test_ids_of_whole_words_are_found_by_their_first_word_and_then_whole(
+    held: list[str], deleted: list[bool], absent: list[str], picks: list[int], block: int
+) -> None:
+    import funes.store.lexical as lexical
+
+    seg = Segment.build(held, [["w"] for _ in held])
+    assert seg.ids.dtype.itemsize == 16
+    if deleted:
+        seg.deleted = np.array((deleted * len(held))[: len(held)], dtype=bool)
+    asked = [held[i % len(held)] for i in picks] + absent + ["0123abcd"]  # a shorter id
+    q = np.array([a.encode() for a in asked])
+
+    def truth(a: str) -> int:
+        first = held.index(a) if a in held else -1
+        if first >= 0 and seg.deleted is not None and seg.deleted[first]:
+            return -1
+        return first
+
+    want = [truth(a) for a in asked]
+    old = lexical.MATCH_BLOCK
+    lexical.MATCH_BLOCK = block  # several blocks, whatever the segment's size
+    try:
+        assert seg.locate(q).tolist() == want
+    finally:
+        lexical.MATCH_BLOCK = old
+    assert seg.locate(q).tolist() == want

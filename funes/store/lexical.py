@@ -131,9 +131,9 @@ class Segment:
     def locate(self, ids: np.ndarray) -> np.ndarray:
         """Each of ``ids``' (bytes) local document index here (the first, when it holds one
         twice), -1 where this segment holds no live document of that id. The first call is one
-        pass over the segment's ids against the few asked, sorted (a cold recall asks once:
-        0.08 s of CPU at 870k ids, where sorting them cost 0.22 s); from the second on, a
-        binary search per id in the ids sorted once (a warm reader keeps them)."""
+        pass over the segment's ids against the few asked (:func:`_matches`: a cold recall
+        asks once, where sorting 979k ids cost 0.22 s of CPU); from the second on, a binary
+        search per id in the ids sorted once (a warm reader keeps them)."""
         out = np.full(len(ids), -1, dtype=np.int64)
         if not self.n_docs or not len(ids):
             return out
@@ -141,11 +141,9 @@ class Segment:
         q = ids.astype(f"S{width}")
         if self.by_id is None and not self.located:
             self.located = True
-            keys = np.asarray(self.ids).astype(f"S{width}", copy=False)
             asked = np.unique(q)
-            pos = np.minimum(np.searchsorted(asked, keys), len(asked) - 1)
-            docs = np.flatnonzero(asked[pos] == keys)  # ascending: the first of each id first
-            held, first = np.unique(pos[docs], return_index=True)
+            docs, at = _matches(np.asarray(self.ids), asked)
+            held, first = np.unique(at, return_index=True)  # docs ascending: the first of each
             doc_of = np.full(len(asked), -1, dtype=np.int64)
             doc_of[held] = docs[first]
             out = doc_of[np.searchsorted(asked, q)]
@@ -221,6 +219,49 @@ class Segment:
             np.save(tmp / f"{key}.npy", np.ascontiguousarray(getattr(self, key)))
         os.replace(tmp, root / name)
         self.name = name
+
+
+# Ids of a segment compared at a time by the first lookup (:func:`_matches`): its temporaries
+# stay a few MB whatever the segment's size.
+MATCH_BLOCK = 1 << 16
+# The first lookup's filter: a flag per hash of an id's first 8 bytes (2^20 flags, 1 MB), so
+# an id not asked passes it with odds of (ids asked) / 2^20.
+_FILTER_BITS = 20
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the high bits of word × this
+
+
+def _matches(ids: np.ndarray, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The documents whose id (``ids``: a segment's, bytes) is one of ``asked`` (sorted,
+    unique, bytes at least as wide), ascending, and where each id sits in ``asked``.
+
+    Ids of a width in whole 8-byte words pass a filter on a hash of their first word first —
+    a pass of integer arithmetic over the segment, a few ms at 979k ids where comparing them
+    whole as bytes cost 85 ms of CPU — and only those that pass are compared whole."""
+    width = asked.dtype.itemsize
+    whole_words = ids.dtype.itemsize % 8 == 0 and ids.flags.c_contiguous
+    words = ids.dtype.itemsize // 8 if whole_words else 0
+    shift = np.uint64(64 - _FILTER_BITS)
+    if words:
+        head = np.ascontiguousarray(asked.view(np.uint8).reshape(len(asked), width)[:, :8])
+        flags = np.zeros(1 << _FILTER_BITS, dtype=bool)
+        flags[(head.view(np.uint64).ravel() * _MIX) >> shift] = True
+        first_words = ids.view(np.uint64)[::words]
+    docs, at = [], []
+    for start in range(0, len(ids), MATCH_BLOCK):
+        if words:
+            h = first_words[start : start + MATCH_BLOCK]
+            maybe = np.flatnonzero(flags[(h * _MIX) >> shift]) + start
+            keys = ids[maybe].astype(f"S{width}")
+        else:
+            maybe = np.arange(start, min(start + MATCH_BLOCK, len(ids)))
+            keys = np.asarray(ids[start : start + MATCH_BLOCK]).astype(f"S{width}", copy=False)
+        pos = np.minimum(np.searchsorted(asked, keys), len(asked) - 1)
+        hit = asked[pos] == keys
+        docs.append(maybe[hit])
+        at.append(pos[hit])
+    if not docs:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return np.concatenate(docs).astype(np.int64), np.concatenate(at).astype(np.int64)
 
 
 _EMPTY_I = np.empty(0, dtype=np.int32)
