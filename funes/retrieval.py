@@ -339,6 +339,9 @@ class Searcher:
 
         now = now or datetime.now(UTC)
         self._asked += 1
+        if self._asked > 1 and self.memory.lean:
+            # asked again: what Lance reads is kept from now on (Memory.read_lean)
+            self.memory.read_lean(False)
         where = q.filters.where(now)
         pool_n = max(q.candidates, q.k)
         lexical = self._lexical_leg(q, where, pool_n)

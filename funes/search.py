@@ -18,6 +18,10 @@ def open_searcher(memory: str | None = None, rerank: bool = True) -> Searcher | 
     from funes.models import LazyEmbedder, load_reranker
 
     mems = open_all(memory)
+    for m in mems:
+        # a first question reads lean: a `funes recall` asks no other (a searcher asked again
+        # keeps Lance's caches from then on)
+        m.read_lean()
     embedder = LazyEmbedder()  # onnxruntime loads only when a question must be embedded
     reranker = load_reranker(max_length=RERANK_TOKENS) if rerank else None
     if len(mems) == 1:

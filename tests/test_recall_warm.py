@@ -84,3 +84,33 @@ def test_which_pool_rows_hold_each_question_term_is_read_from_the_postings(
         for t in terms:
             want = {r["id"] for r in pool[:-1] if t in set(tokenize(r["text"]))}
             assert present[t] == want, t
+
+
+def test_a_first_question_reads_lean_and_a_searcher_asked_again_keeps_what_it_reads(
+    tmp_path: Path,
+) -> None:
+    from funes.retrieval import Query
+    from funes.search import open_searcher
+
+    path = tmp_path / "mem"
+    mem = open_memory(path, create=True)
+    with mem.writer(interactive=False) as w:
+        w.append(mixed(0, 400, seed=1))
+    assert open_searcher(str(path), rerank=False).memory.lean  # what `funes recall` opens
+    questions = ["lock parser note12", "item3 retry", "note399 about item11"]
+    full_caches = Searcher(open_memory(path))
+    want = [[h.row["id"] for h in full_caches.search(Query(q)).hits] for q in questions]
+    assert all(want)
+    lean = open_memory(path)
+    lean.read_lean()
+    searcher = Searcher(lean)
+    got = [[h.row["id"] for h in searcher.search(Query(questions[0])).hits]]
+    assert searcher.memory.lean  # one question: nothing kept for a second
+    got += [[h.row["id"] for h in searcher.search(Query(q)).hits] for q in questions[1:]]
+    assert not searcher.memory.lean  # asked again: Lance's caches kept from then on
+    assert got == want
+    # a reload (a hook's write, a reopen after optimize) keeps the reader's choice
+    lean = open_memory(path)
+    lean.read_lean()
+    lean.reload()
+    assert lean.lean
