@@ -221,6 +221,7 @@ def run(rebuild: bool = False) -> dict[str, Any]:
     """Every system on eval-dev and on the labelled set (whatever of it is restored), the
     learned stage cross-validated by repository over both sets together."""
     from bench import train_ranker as tr
+    from bench.baselines import Baseline
     from funes.models import load_embedder, load_reranker
     from funes.retrieval import Searcher
     from funes.store import open_memory
@@ -257,7 +258,7 @@ def run(rebuild: bool = False) -> dict[str, Any]:
         ) -> FoldSearcher:
             by_fold = {
                 f: Pooled(
-                    Searcher(m, emb, rerank, recency=recency, weights=str(path), pair=fold_pair(f)),
+                    Baseline(m, emb, rerank, recency=recency, weights=str(path), pair=fold_pair(f)),
                     p,
                 )
                 for f, path in enumerate(fold_files)
@@ -266,7 +267,7 @@ def run(rebuild: bool = False) -> dict[str, Any]:
 
         def base(mode: str, m: Any = mem, p: Any = pools) -> Pooled:
             recency = "gentle" if mode == "hand-tuned" else "off"
-            return Pooled(Searcher(m, emb, None, mode=mode, recency=recency), p)
+            return Pooled(Baseline(m, emb, None, mode=mode, recency=recency), p)
 
         files = sorted(p for p in qs.corpus.rglob("*") if p.is_file() and p.suffix == ".jsonl")
         systems: dict[str, Any] = {

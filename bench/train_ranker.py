@@ -312,31 +312,47 @@ def fit_pairwise(ss: Sequence[Sample], l2: float = L2) -> dict[str, Any]:
 
 
 def stage1(s: Sample, m: dict[str, Any]) -> np.ndarray:
+    """The first stage's logits of a pool under candidate weights ``m["cand"]``, as recall
+    scores them (funes.ranker.linear)."""
+    from funes.ranker import linear
+
     c = m["cand"]
-    return ((s.x - c["mean"]) / c["scale"]) @ c["w"] + c["b"]
+    return np.asarray(linear(s.x, c["mean"], c["scale"], c["w"], c["b"]))
 
 
 def ordered(s: Sample, logits: np.ndarray) -> list[int]:
-    """Pool indexes by logit, ties in fused order (as recall breaks them)."""
-    pos = {cid: i for i, cid in enumerate(s.pool.order)}
-    rows = s.pool.rows
-    return sorted(range(len(rows)), key=lambda i: (-logits[i], pos[rows[i]["id"]]))
+    """Pool indexes by logit, ties in fused order (recall's funes.retrieval.rank_pool)."""
+    from funes.retrieval import rank_pool
+
+    return rank_pool(s.pool, logits).order
+
+
+def pair_stage(m: dict[str, Any]) -> Any:
+    """The pair stage of models ``m`` as recall reads it (None without one)."""
+    from funes.ranker import PairStage
+
+    st = m.get("pair")
+    if st is None:
+        return None
+    return PairStage(st["head"], np.asarray(st["mean"]), np.asarray(st["scale"]),
+                     np.asarray(st["w"]), st["b"])  # fmt: skip
+
+
+def ranking(s: Sample, m: dict[str, Any]) -> Any:
+    """Recall's ranking of a pool (funes.retrieval.rank_pool) under models ``m``: the first
+    stage, then the pair stage when ``m`` has one and the pool carries pair logits."""
+    from funes.retrieval import rank_pool
+
+    pair = s.pair
+    stage = pair_stage(m) if pair is not None else None
+    return rank_pool(s.pool, stage1(s, m), stage, lambda head: pair[head])
 
 
 def final_logits(s: Sample, m: dict[str, Any]) -> tuple[np.ndarray, float]:
     """Recall's logits for a pool under models ``m`` (first stage, then the pair stage when
     ``m`` has one), and the pair model's best logit over the head (0.0 without)."""
-    from funes.ranker import PairStage, with_pair
-
-    logits = stage1(s, m)
-    st = m.get("pair")
-    if st is None or s.pair is None:
-        return logits, 0.0
-    stage = PairStage(st["head"], np.asarray(st["mean"]), np.asarray(st["scale"]),
-                      np.asarray(st["w"]), st["b"])  # fmt: skip
-    first = ordered(s, logits)
-    head = s.pair[first[: stage.head]]
-    return with_pair(logits, first, stage, head), float(head.max()) if len(head) else 0.0
+    r = ranking(s, m)
+    return r.logits, r.pair_best
 
 
 def fit_pair(ss: Sequence[Sample], cand: dict[str, Any], l2: float = L2) -> dict[str, Any]:
@@ -372,7 +388,7 @@ def models(ss: Sequence[Sample], l2: float = L2, pair: bool = True) -> dict[str,
 
 
 def verdict_rows(ss: Sequence[Sample], m: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    from funes.ranker import VERDICT_FEATURES, verdict_features
+    from funes.ranker import VERDICT_FEATURES
 
     vs, ys = [], []
     for s in ss:
@@ -380,9 +396,7 @@ def verdict_rows(ss: Sequence[Sample], m: dict[str, Any]) -> tuple[np.ndarray, n
             v = np.zeros(len(VERDICT_FEATURES))
             v[0] = -10.0
         else:
-            logits, pair_best = final_logits(s, m)
-            v = verdict_features(logits, s.pool.rows, ordered(s, logits), s.pool.ctx,
-                                 s.pool.unseen_share, s.pool.n_terms, pair_best)  # fmt: skip
+            v = ranking(s, m).signals
         vs.append(v)
         ys.append(0.0 if s.q["kind"] == "absent" else 1.0)
     return np.vstack(vs), np.array(ys)
@@ -571,7 +585,7 @@ def lexical_samples(
     that it ranks lexical-only pools too. Never scored (cv_outcomes skips them)."""
     from funes.retrieval import Searcher
 
-    lex = Searcher(searcher.memory, None, None, mode="lexical")
+    lex = Searcher(searcher.memory, None, None)
     sub = QuestionSet(qs.name, qs.questions[::every], qs.corpus, qs.key)
     out = samples(sub, lex)
     for s in out:
@@ -603,31 +617,38 @@ def cv_outcomes(
 def outcomes_with(
     doc: dict[str, Any], test: Sequence[Sample]
 ) -> list[tuple[Sample, int | None, bool]]:
-    """Each test question's outcome under one weights document (its ``"lexical"`` part for
-    lexical-only pools)."""
+    """Each test question's outcome under one weights document, ranked and judged as recall
+    ranks and judges it (funes.retrieval: weights_for, rank_pool, verdict; a question with
+    no pool is weak)."""
+    from funes.ranker import Model
+    from funes.retrieval import verdict, weights_for
+
     if not test:
         return []
-    lex = [s for s in test if is_lexical(s)]
-    if lex and doc.get("lexical"):
-        vec = [s for s in test if not is_lexical(s)]
-        part = {**doc["lexical"], "pair": None}
-        return outcomes_with({**doc, "lexical": None}, vec) + outcomes_with(part, lex)
-    cand = {key: np.asarray(doc[key]) for key in ("mean", "scale", "w")} | {"b": doc["b"]}
-    m = {"cand": cand, "pair": doc.get("pair")}
-    vd = doc["verdict"]
-    v, _ = verdict_rows(test, m)
-    z = np.clip((v - np.asarray(vd["mean"])) / np.asarray(vd["scale"]), -VERDICT_CLIP, VERDICT_CLIP)
-    z = z @ np.asarray(vd["w"])
-    p = 1 / (1 + np.exp(-np.clip(z + vd["b"], -50, 50)))
+    model = Model.from_dict(doc)
     out: list[tuple[Sample, int | None, bool]] = []
-    for s, pi in zip(test, p, strict=True):
+    for s in test:
+        if s.pool is None:
+            out.append((s, None, True))
+            continue
+        m = weights_for(model, s.pool)
+        pair = s.pair
+        r = rank_pool_of(s, m, pair)
+        _, strong = verdict(m, s.pool, r)
         rank = None
-        if s.pool is not None and s.y.any():
-            order = ordered(s, final_logits(s, m)[0])
-            first = next(r for r, i in enumerate(order) if s.y[i] > 0)
+        if s.y.any():
+            first = next(k for k, i in enumerate(r.order) if s.y[i] > 0)
             rank = first if first < 10 else None
-        out.append((s, rank, bool(pi < vd["threshold"])))
+        out.append((s, rank, not strong))
     return out
+
+
+def rank_pool_of(s: Sample, model: Any, pair: np.ndarray | None) -> Any:
+    """Recall's ranking of a pool under loaded weights (funes.ranker.Model)."""
+    from funes.retrieval import rank_pool
+
+    stage = model.pair if pair is not None else None
+    return rank_pool(s.pool, model.score(s.x), stage, lambda head: pair[head])
 
 
 def summary(outcomes: Sequence[tuple[Sample, int | None, bool]]) -> dict[str, float]:

@@ -26,17 +26,19 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from funes.errors import FunesError
 
 WEIGHTS_VERSION = 1
+RRF_K = 60  # reciprocal-rank fusion's k (rrf_scores)
+_Id = TypeVar("_Id")
 VERDICT_CLIP = 3.0
 
 # Candidate features, in the order of the weight vector. Names are part of the weights file:
@@ -145,6 +147,22 @@ _REPORTS = (
 _CODE_CHARS = tuple("{}[]()<>;=_/\\|$#`*&%")
 
 
+def rrf_scores(rankings: Iterable[Iterable[tuple[_Id, int]]], k: int = RRF_K) -> dict[_Id, float]:
+    """Reciprocal-rank fusion, the one definition: each id's sum, over the rankings that hold
+    it, of 1 / (k + its rank there). ``rankings`` give (id, rank) pairs."""
+    score: dict[_Id, float] = {}
+    for ranking in rankings:
+        for cid, r in ranking:
+            score[cid] = score.get(cid, 0.0) + 1.0 / (k + r)
+    return score
+
+
+def linear(x: np.ndarray, mean: np.ndarray, scale: np.ndarray, w: np.ndarray, b: float) -> Any:
+    """A logistic model's logits: standardised features (rows of ``x``) times weights, plus
+    the intercept. Recall and the training script (bench/train_ranker.py) both score by it."""
+    return ((x - mean) / scale) @ w + b
+
+
 def normalised(text: str) -> str:
     """The text two passages must share to count as duplicates: whitespace folded, trimmed
     (an oversized passage by its first 64 KiB and its length)."""
@@ -174,7 +192,7 @@ class Model:
 
     def score(self, x: np.ndarray) -> np.ndarray:
         """Candidate logits for a feature matrix (rows = candidates)."""
-        return ((x - self.mean) / self.scale) @ self.w + self.b
+        return linear(x, self.mean, self.scale, self.w, self.b)
 
     def answerable(self, v: np.ndarray) -> float:
         """Probability that the memory holds the answer, from the verdict signals."""
@@ -235,7 +253,7 @@ class PairStage:
     b: float
 
     def score(self, x: np.ndarray) -> np.ndarray:
-        return ((x - self.mean) / self.scale) @ self.w + self.b
+        return linear(x, self.mean, self.scale, self.w, self.b)
 
 
 def pair_features(stage1: np.ndarray, pair: np.ndarray) -> np.ndarray:
@@ -589,15 +607,10 @@ class _PoolFacts:
 
 
 def _pool_facts(rows: Sequence[dict[str, Any]], ctx: Context) -> _PoolFacts:
-    rrf = {}
-    for r in rows:
-        cid = r["id"]
-        s = 0.0
-        if cid in ctx.lex_rank:
-            s += 1.0 / (60 + ctx.lex_rank[cid])
-        if cid in ctx.vec_rank:
-            s += 1.0 / (60 + ctx.vec_rank[cid])
-        rrf[cid] = s * 60
+    # the legs' ranks count from 1 here (the fused order counts them from 0): the weights
+    # were fit on this feature as it is
+    fused = rrf_scores([ctx.lex_rank.items(), ctx.vec_rank.items()])
+    rrf = {r["id"]: fused.get(r["id"], 0.0) * RRF_K for r in rows}
     by_session: dict[str, list[int]] = {}
     by_turn: Counter[str] = Counter()
     dups: Counter[str] = Counter()

@@ -21,8 +21,8 @@ the top sessions): its probability that the memory holds the answer is exposed a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -43,16 +43,11 @@ if TYPE_CHECKING:
     from funes import ranker as ranker_t
     from funes.store.memory import Memory
 
-RRF_K = 60
 SHIPPED: Any = object()  # Searcher's default pair model: the one in the package
 RERANK_POOL = 10  # candidates a cross-encoder re-orders (latency: see bench/README.md)
 RERANK_TOKENS = 256
 EMBED_AT_QUERY = 32  # pool rows still without a vector embedded at query time, best first
 RECENCY_ALPHA = 0.1
-# The verdict of the baseline orderings (bench/quality.py compares them; recall itself uses the
-# learned verdict of funes.ranker): strong when the best pool cosine or lexical coverage is high.
-STRONG_COSINE = 0.43
-STRONG_COVERAGE = 0.6
 NEIGHBOR_CHARS = 160  # of the neighbour's text, whitespace runs folded so it stays one line
 NEIGHBOR_LINES = 3  # neighbour lines on each side of a hit, per seq of window
 # What the second stage reads of every pool row (features, recency, collapsing, a hit's
@@ -93,24 +88,24 @@ def recency_weight(ts: str | None, now: datetime, half_life: float) -> float:
     return 1.0 - RECENCY_ALPHA * (1.0 - 0.5 ** (age / half_life))
 
 
-def reference_recency(ts: str | None, now: datetime, half_life: float = 30.0) -> float:
-    """The reference's halving, 0.5^(age/30 d) — kept to compare against (bench/quality)."""
-    t = parse_ts(ts)
-    if t is None or half_life <= 0:
-        return 1.0
-    age = max((now - t).total_seconds(), 0.0) / 86400
-    return float(0.5 ** (age / half_life))
+def rrf(lists: Sequence[Sequence[str]], k: int | None = None) -> list[str]:
+    """The fused order of ranked id lists: reciprocal-rank fusion (:func:`funes.ranker.rrf_scores`,
+    ranks counted from 0, ``k`` its default); ties by best rank, then id (deterministic)."""
+    # lazy: numpy stays off fast commands' start-up
+    from funes.ranker import RRF_K, rrf_scores
 
-
-def rrf(lists: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
-    """Reciprocal-rank fusion of ranked id lists; ties by best rank, then id (deterministic)."""
-    score: dict[str, float] = {}
+    pairs = [[(cid, r) for r, cid in enumerate(ranked)] for ranked in lists]
+    score = rrf_scores(pairs, RRF_K if k is None else k)
     best: dict[str, int] = {}
-    for ranked in lists:
-        for r, cid in enumerate(ranked):
-            score[cid] = score.get(cid, 0.0) + 1.0 / (k + r)
+    for ranked in pairs:
+        for cid, r in ranked:
             best[cid] = min(best.get(cid, r), r)
     return sorted(score, key=lambda c: (-score[c], best[c], c))
+
+
+def relevance(logit: float) -> float:
+    """A logit as a relevance in (0, 1)."""
+    return 1.0 / (1.0 + math.exp(-max(min(float(logit), 50.0), -50.0)))
 
 
 @dataclass
@@ -125,6 +120,82 @@ class Pool:
     unseen_share: float
     n_terms: int
     has_words: bool = True  # a term of three letters or more
+
+
+@dataclass
+class Ranking:
+    """A pool in recall's order, and what its verdict reads."""
+
+    logits: Any  # each pool row's final logit (numpy)
+    order: list[int]  # pool row indexes, best first; ties in fused order
+    fused: dict[str, int]  # each candidate's place in the fused order, by id
+    signals: Any  # the verdict's query-level signals (ranker.VERDICT_FEATURES) of that order
+    pair: dict[str, float] = field(default_factory=dict)  # the pair model's logit, head rows
+    pair_best: float = 0.0
+    rerank: dict[str, float] = field(default_factory=dict)  # the cross-encoder's score, head
+
+
+def rank_pool(
+    pool: Pool,
+    logits: Any,
+    pair: ranker_t.PairStage | None = None,
+    pair_of: Callable[[list[int]], Any] | None = None,
+    rerank_of: Callable[[list[int]], Sequence[float]] | None = None,
+    rerank_weight: float = 1.0,
+    rerank_head: int = RERANK_POOL,
+) -> Ranking:
+    """Recall's order of ``pool`` from its first-stage ``logits``: the pair stage over the
+    first stage's head when there is one (``pair_of(head)`` gives the pair model's logit of
+    each head row, as float32), a cross-encoder's scores of the head of that order added on
+    the logit scale (``rerank_of(head)``), and the verdict's signals of the final order.
+    Training (bench/train_ranker.py) calls it with pair logits it computed ahead, so the
+    verdict it is fit on is the one recall computes."""
+    # lazy: numpy stays off fast commands' start-up
+    from funes import ranker
+
+    rows = pool.rows
+    fused = {cid: i for i, cid in enumerate(pool.order)}
+    pair_scores: dict[str, float] = {}
+    pair_best = 0.0
+    if pair is not None and pair_of is not None:
+        # The pair model reads the question and each head passage together; the pair stage
+        # re-orders the head from both stages' verdicts.
+        first = _by_logit(logits, rows, fused)
+        head = first[: pair.head]
+        p = pair_of(head)
+        pair_scores = {rows[i]["id"]: float(s) for i, s in zip(head, p, strict=True)}
+        pair_best = float(p.max()) if len(p) else 0.0
+        logits = ranker.with_pair(logits, first, pair, p)
+    rerank: dict[str, float] = {}
+    if rerank_of is not None:
+        # A cross-encoder costs ~25-70 ms a pair here: it re-orders only the head of the
+        # learned ranking, as one more signal added on the logit scale.
+        head = _by_logit(logits, rows, fused)[:rerank_head]
+        for i, s in zip(head, rerank_of(head), strict=True):
+            prob = min(max(float(s), 1e-6), 1 - 1e-6)
+            rerank[rows[i]["id"]] = float(s)
+            logits[i] += rerank_weight * math.log(prob / (1 - prob))
+    order = _by_logit(logits, rows, fused)
+    signals = ranker.verdict_features(
+        logits, rows, order, pool.ctx, pool.unseen_share, pool.n_terms, pair_best
+    )
+    return Ranking(logits, order, fused, signals, pair_scores, pair_best, rerank)
+
+
+def verdict(model: ranker_t.Model, pool: Pool, ranking: Ranking) -> tuple[float, bool]:
+    """The probability that the memory holds the answer, and whether the evidence is strong."""
+    p_answer = model.answerable(ranking.signals)
+    # a question with no word of three letters or more ("x", "a b") says too little for any
+    # passage to be strong evidence of its answer, whatever the signals say
+    return p_answer, p_answer >= model.threshold and pool.has_words
+
+
+def weights_for(model: ranker_t.Model, pool: Pool) -> ranker_t.Model:
+    """The weights that rank ``pool``: those fit on lexical-only pools when it has no
+    cosine at all (a memory whose vectors are not filled in yet)."""
+    if not pool.ctx.cos and model.lexical is not None:
+        return model.lexical
+    return model
 
 
 # What one assistant step writes, record by record, in the order it writes them: thinking, then
@@ -290,22 +361,18 @@ def _indices(encoded: Any, null: int) -> Any:
 
 
 class Searcher:
-    """One memory plus the models, kept warm across queries (MCP, `funes-query` batches)."""
+    """One memory plus the models, kept warm across queries (MCP, `funes-query` batches).
 
-    # Ways to rank, for measuring each piece against the others (bench/quality.py):
-    # "funes" (the default), "rrf" (fusion only), "lexical" or "vector" (one leg), and
-    # "hand-tuned" (the fixed-constant stage the learned one replaced).
-    MODES = ("funes", "rrf", "lexical", "vector", "hand-tuned")
-    # Recency priors: ours, the reference's halving, or none.
-    RECENCY = ("gentle", "reference", "off")
+    bench/baselines.py ranks the pools it gathers other ways (one leg, fusion alone, other
+    recency priors) to measure recall against, from :meth:`gather`, :meth:`rank` and
+    :meth:`assemble`; its single-leg pools override :meth:`_lexical_leg` and
+    :meth:`_vector_leg`."""
 
     def __init__(
         self,
         memory: Memory,
         embedder: Any = None,
         reranker: Any = None,
-        mode: str = "funes",
-        recency: str = "gentle",
         weights: str | None = None,
         pair: Any = SHIPPED,
     ) -> None:
@@ -322,8 +389,6 @@ class Searcher:
         # funes' pair model (funes.models.pair) for weights with a pair stage: the shipped one,
         # loaded on first use, unless another is given (None: the first stage alone)
         self.pair = pair
-        self.mode = mode
-        self.recency = recency
 
     def search(self, q: Query, now: datetime | None = None, pool: Pool | None = None) -> Result:
         """The hits for ``q``. A scrub or optimize that removes files under a warm reader
@@ -365,8 +430,6 @@ class Searcher:
 
     def _lexical_leg(self, q: Query, where: str | None, pool_n: int) -> list[tuple[str, float]]:
         """The lexical leg's candidates, best first: (id, BM25 score)."""
-        if self.mode == "vector":
-            return []
         return self.memory.lexical_search(q.text, k=pool_n, where=where)
 
     def _vector_leg(
@@ -376,8 +439,7 @@ class Searcher:
         candidates, best first: (id, score)."""
         qv = None
         vector: list[tuple[str, float]] = []
-        use_vectors = self.mode != "lexical" and self.embedder is not None
-        if use_vectors and self._has_vectors():
+        if self.embedder is not None and self._has_vectors():
             qv = self.embedder.embed([q.text])[0]
             vector = self.memory.vector_search(qv, k=pool_n, where=where)
         return qv, vector
@@ -414,32 +476,89 @@ class Searcher:
         return cos, vectors
 
     def _search(self, q: Query, now: datetime | None = None, given: Pool | None = None) -> Result:
-        from funes import ranker
-
         now = now or datetime.now(UTC)
         mem = self.memory
         pool = given if given is not None else self.gather(q, now)
         if pool is None:
             return Result(q, [], "weak", mem.label, note=mem.note)
         rows = pool.rows if given is None else [dict(r) for r in pool.rows]
-        model = ranker.load_model(self.weights)
-        if not pool.ctx.cos and model.lexical is not None:
-            model = model.lexical  # no vectors to read: the weights fit on lexical-only pools
-        pos = {cid: i for i, cid in enumerate(pool.order)}
-        logits = self._first_stage(pool, rows, model, pos)
-        logits, pair_scores, pair_best = self._pair_stage(q, rows, model, pos, logits)
-        rerank = self._rerank_stage(q, rows, model, pos, logits)
-        ranked = _by_logit(logits, rows, pos)
-        v = ranker.verdict_features(
-            logits, rows, ranked, pool.ctx, pool.unseen_share, pool.n_terms, pair_best
-        )
-        p_answer = model.answerable(v) if self.mode == "funes" else None
-        scored = self._weigh(q, now, logits, rows, ranked, p_answer)
-        scored.sort(key=lambda s: (-s[0], pos[s[3]["id"]]))
+        model = self.model_for(pool)
+        ranking = self.rank(q, pool, model)
+        p_answer, strong = verdict(model, pool, ranking)
+        scored: list[tuple[float, float, float, dict[str, Any]]] = []
+        for i in ranking.order:
+            r = rows[i]
+            rel = relevance(ranking.logits[i])
+            w = recency_weight(r.get("ts"), now, q.half_life)
+            # × the query's answerable probability (the same for every hit: the order stays):
+            # a score says how good the evidence is, so weak evidence never prints score=0.9,
+            # and hits of several memories merge by how well each memory answers
+            scored.append((rel * w * p_answer, rel, w, r))
+        return self.assemble(q, pool, scored, ranking, p_answer, strong)
+
+    def model_for(self, pool: Pool) -> ranker_t.Model:
+        """The weights that rank ``pool`` (:func:`weights_for`): the shipped ones, or this
+        searcher's file."""
+        # lazy: numpy stays off fast commands' start-up
+        from funes import ranker
+
+        return weights_for(ranker.load_model(self.weights), pool)
+
+    def rank(self, q: Query, pool: Pool, model: ranker_t.Model) -> Ranking:
+        """``pool`` in recall's order under ``model``: the first stage, then the pair stage
+        (with this searcher's pair model, when the weights have one) and the cross-encoder
+        (when one is installed) over the head."""
+        # lazy: numpy stays off fast commands' start-up
+        import numpy as np
+
+        rows = pool.rows
+        pair_of = None
+        if model.pair is not None and self.pair is not None:
+            if self.pair is SHIPPED:
+                # lazy: onnxruntime and the pair model load on the first question
+                from funes.models.pair import load_pair_model
+
+                self.pair = load_pair_model()
+            pair_model = self.pair
+
+            def pair_of(head: list[int]) -> Any:
+                # A passage's pair logit is a function of the pair alone (funes.models.pair):
+                # the head's copies of one text (a quarter of eval-dev's heads at 100k chunks)
+                # are read once.
+                texts = [rows[i]["text"] or "" for i in head]
+                distinct = list(dict.fromkeys(texts))
+                scores = pair_model.score(q.text, distinct).tolist()
+                once = dict(zip(distinct, scores, strict=True))
+                return np.array([once[t] for t in texts], dtype=np.float32)
+
+        rerank_of = None
+        if self.reranker is not None:
+            reranker = self.reranker
+
+            def rerank_of(head: list[int]) -> Sequence[float]:
+                return reranker.score(q.text, [rows[i]["text"] for i in head])
+
+        return rank_pool(
+            pool, model.score(pool.x), model.pair, pair_of, rerank_of, model.rerank_weight,
+            max(RERANK_POOL, q.k),
+        )  # fmt: skip
+
+    def assemble(
+        self,
+        q: Query,
+        pool: Pool,
+        scored: list[tuple[float, float, float, dict[str, Any]]],
+        ranking: Ranking,
+        p_answer: float | None,
+        strong: bool,
+    ) -> Result:
+        """The result of ``q``: the best of ``scored`` — (score, relevance, recency weight,
+        row) of each pool row — one hit per turn, completed, masked, with their neighbours."""
+        mem = self.memory
+        scored.sort(key=lambda s: (-s[0], ranking.fused[s[3]["id"]]))
         kept, dups, same_turn = _collapse(scored, q.k)
         _complete(mem, [s[3] for s in kept] + [r for rs in same_turn.values() for r in rs])
-        strong = self._is_strong(model, pool, p_answer)
-        hits = _hits(mem, kept, dups, same_turn, pool.ctx, rerank, pair_scores)
+        hits = _hits(mem, kept, dups, same_turn, pool.ctx, ranking.rerank, ranking.pair)
         _mask_hits(mem, [h.row for h in hits])
         if q.neighbors > 0:
             self._attach_neighbors(hits, q.neighbors)
@@ -450,118 +569,7 @@ class Searcher:
         if p_answer is not None:
             signals["answerable"] = p_answer
         verdict = "strong" if strong else "weak"
-        return Result(q, hits, verdict, mem.label, bool(rerank), signals, mem.note)
-
-    def _first_stage(
-        self, pool: Pool, rows: list[dict[str, Any]], model: Any, pos: dict[str, int]
-    ) -> Any:
-        """Each pool row's logit under the learned model (or the baseline :attr:`mode` names)."""
-        # lazy: numpy stays off fast commands' start-up
-        import numpy as np
-
-        ctx = pool.ctx
-        if self.mode == "funes":
-            return model.score(pool.x)
-        if self.mode == "hand-tuned":
-            return np.array([_hand_tuned(r, ctx) for r in rows])
-        # a baseline: the fused order, or one leg's own order
-        leg = {"lexical": ctx.lex_rank, "vector": ctx.vec_rank}.get(self.mode)
-        return np.array([
-            -float(pos[r["id"]]) if leg is None else -float(leg.get(r["id"], 10**6))
-            for r in rows
-        ])  # fmt: skip
-
-    def _pair_stage(
-        self, q: Query, rows: list[dict[str, Any]], model: Any, pos: dict[str, int], logits: Any
-    ) -> tuple[Any, dict[str, float], float]:
-        """The logits after the pair stage (unchanged when the weights or the searcher have
-        none), the pair model's logit of each head row by id, and the best of them (0.0)."""
-        # lazy: numpy stays off fast commands' start-up
-        import numpy as np
-
-        from funes import ranker
-
-        if model.pair is None or self.pair is None or self.mode != "funes":
-            return logits, {}, 0.0
-        if self.pair is SHIPPED:
-            # lazy: onnxruntime and the pair model load on the first question
-            from funes.models.pair import load_pair_model
-
-            self.pair = load_pair_model()
-        # The pair model reads the question and each head passage together; the pair stage
-        # re-orders the head from both stages' verdicts.
-        first = _by_logit(logits, rows, pos)
-        head = first[: model.pair.head]
-        # A passage's pair logit is a function of the pair alone (funes.models.pair): the
-        # head's copies of one text (a quarter of eval-dev's heads at 100k chunks) are
-        # read once.
-        texts = [rows[i]["text"] or "" for i in head]
-        distinct = list(dict.fromkeys(texts))
-        once = dict(zip(distinct, self.pair.score(q.text, distinct).tolist(), strict=True))
-        p = np.array([once[t] for t in texts], dtype=np.float32)
-        pair_scores = {rows[i]["id"]: float(s) for i, s in zip(head, p, strict=True)}
-        pair_best = float(p.max()) if len(p) else 0.0
-        return ranker.with_pair(logits, first, model.pair, p), pair_scores, pair_best
-
-    def _rerank_stage(
-        self, q: Query, rows: list[dict[str, Any]], model: Any, pos: dict[str, int], logits: Any
-    ) -> dict[str, float]:
-        """The cross-encoder's score of each head row by id (none without a reranker); each
-        adds to that row's logit in place."""
-        rerank: dict[str, float] = {}
-        if self.reranker is None or self.mode != "funes":
-            return rerank
-        # A cross-encoder costs ~25-70 ms a pair here: it re-orders only the head of the
-        # learned ranking, as one more signal added on the logit scale.
-        head = _by_logit(logits, rows, pos)[: max(RERANK_POOL, q.k)]
-        scores = self.reranker.score(q.text, [rows[i]["text"] for i in head])
-        for i, s in zip(head, scores, strict=True):
-            prob = min(max(float(s), 1e-6), 1 - 1e-6)
-            rerank[rows[i]["id"]] = float(s)
-            logits[i] += model.rerank_weight * math.log(prob / (1 - prob))
-        return rerank
-
-    def _weigh(
-        self,
-        q: Query,
-        now: datetime,
-        logits: Any,
-        rows: list[dict[str, Any]],
-        ranked: list[int],
-        p_answer: float | None,
-    ) -> list[tuple[float, float, float, dict[str, Any]]]:
-        """(score, relevance, recency weight, row) of each row, in ``ranked`` order."""
-        scored: list[tuple[float, float, float, dict[str, Any]]] = []
-        for i in ranked:
-            r = rows[i]
-            if self.mode in ("funes", "hand-tuned"):
-                rel = 1.0 / (1.0 + math.exp(-max(min(float(logits[i]), 50.0), -50.0)))
-            else:
-                rel = 1.0 - len(scored) / len(rows)
-            if self.recency == "reference":
-                w = reference_recency(r.get("ts"), now)
-            elif self.recency == "off":
-                w = 1.0
-            else:
-                w = recency_weight(r.get("ts"), now, q.half_life)
-            # × the query's answerable probability (the same for every hit: the order stays):
-            # a score says how good the evidence is, so weak evidence never prints score=0.9,
-            # and hits of several memories merge by how well each memory answers
-            scored.append((rel * w * (p_answer if p_answer is not None else 1.0), rel, w, r))
-        return scored
-
-    def _is_strong(self, model: Any, pool: Pool, p_answer: float | None) -> bool:
-        """The verdict: whether the best evidence is strong."""
-        ctx = pool.ctx
-        if p_answer is not None:
-            # a question with no word of three letters or more ("x", "a b") says too little
-            # for any passage to be strong evidence of its answer, whatever the signals say
-            return p_answer >= model.threshold and pool.has_words
-        # baselines: the old fixed rule, kept only to compare against
-        best_cos = max(ctx.cos.values(), default=0.0)
-        best_cov = max(ctx.coverage.values(), default=0.0)
-        by_cos = self.mode != "lexical" and bool(ctx.cos) and best_cos >= STRONG_COSINE
-        return by_cos or (self.mode != "vector" and best_cov >= STRONG_COVERAGE)
+        return Result(q, hits, verdict, mem.label, bool(ranking.rerank), signals, mem.note)
 
     def _terms(
         self, query: str, rows: list[dict[str, Any]]
@@ -959,19 +967,6 @@ def _coverage(
         cov[cid] = sum(v for t, v in idf.items() if cid in present[t]) / total
         rcov[cid] = sum(cid in present[t] for t in rare) / len(rare)
     return cov, rcov
-
-
-def _hand_tuned(r: dict[str, Any], ctx: Any) -> float:
-    """The second stage before the learned one, for comparison only: cosine + 0.2·BM25/max +
-    a block prior (+0.05 assistant prose, −0.06 tool calls), constants tuned on eval-dev."""
-    bmax = max(ctx.lex_score.values(), default=0.0) or 1.0
-    prior = {("assistant", "text"): 0.05, ("assistant", "tool_use"): -0.06}
-    base = ctx.cos.get(r["id"], 0.0) if ctx.cos else 0.5 * ctx.coverage.get(r["id"], 0.0)
-    return (
-        base
-        + 0.2 * ctx.lex_score.get(r["id"], 0.0) / bmax
-        + prior.get((r["role"], r["block_type"]), 0.0)
-    )
 
 
 class MultiSearcher:

@@ -47,6 +47,7 @@ def test_funes_systems_score_identically_twice(tmp_path: Path) -> None:
     """Every system, run twice over one real eval-dev session indexed here, scores the same."""
     from conftest import run_cli
 
+    from bench.baselines import Baseline
     from funes.models import load_embedder
     from funes.retrieval import Searcher
     from funes.store import open_memory
@@ -61,12 +62,12 @@ def test_funes_systems_score_identically_twice(tmp_path: Path) -> None:
     mem = open_memory(mem_dir)
     emb = load_embedder()
 
-    def systems() -> dict[str, Searcher]:
+    def systems() -> dict[str, Searcher | Baseline]:
         return {
-            "bm25": Searcher(mem, None, None, mode="lexical", recency="off"),
-            "vector": Searcher(mem, emb, None, mode="vector", recency="off"),
+            "bm25": Baseline(mem, None, None, mode="lexical", recency="off"),
+            "vector": Baseline(mem, emb, None, mode="vector", recency="off"),
             "funes": Searcher(mem, emb, None),
-            "funes, reference recency": Searcher(mem, emb, None, recency="reference"),
+            "funes, reference recency": Baseline(mem, emb, None, recency="reference"),
         }
 
     first = quality.evaluate(systems(), qs)

@@ -396,7 +396,7 @@ def test_a_warm_reader_reopens_when_a_scrub_purged_the_files_it_held(tmp_path: P
     with mem.writer() as w:
         for i in range(4):  # one commit (one data file) each
             w.append([bare_chunk(i, f"the axolotlrelay token for zq{i}host is sk-old{i}")])
-    reader = Searcher(open_memory(path), embedder=None, mode="lexical")
+    reader = Searcher(open_memory(path), embedder=None)
     assert [h.row["id"] for h in reader.search(Query("zq0host", k=4)).hits] == ["c0"]
     # What `funes scrub` does: rewrite rows, then purge every older version and its files.
     with open_memory(path).writer() as w:

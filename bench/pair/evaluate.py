@@ -33,8 +33,7 @@ if str(ROOT) not in sys.path:
 
 from bench.pair.features import WORK, pair_logits  # noqa: E402
 from bench.quality import summarize  # noqa: E402
-
-RRF_K = 60
+from funes.ranker import rrf_scores  # noqa: E402
 
 
 def first_hit(order: list[int], y: list[bool]) -> int | None:
@@ -50,7 +49,8 @@ def rank_all(q: dict[str, Any], n: int, logits: np.ndarray) -> dict[str, int | N
     funes = list(range(len(top)))
     pair = sorted(funes, key=lambda i: (-float(logits[i]), i))
     prank = {i: r for r, i in enumerate(pair)}
-    rrf = sorted(funes, key=lambda i: (-(1 / (RRF_K + i) + 1 / (RRF_K + prank[i])), i))
+    fused = rrf_scores([((i, i) for i in funes), prank.items()])
+    rrf = sorted(funes, key=lambda i: (-fused[i], i))
     return {"funes": first_hit(funes, y), "pair": first_hit(pair, y), "rrf": first_hit(rrf, y)}
 
 

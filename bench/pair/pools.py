@@ -63,7 +63,8 @@ def open_set(qs: Any) -> Any:
 
 
 def logits_of(s: Any, cand: dict[str, Any]) -> np.ndarray:
-    return ((s.x - cand["mean"]) / cand["scale"]) @ cand["w"] + cand["b"]
+    """The first stage's logits of a pool, as recall scores them."""
+    return train_ranker.stage1(s, {"cand": cand})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,10 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         cand = models[f] if isinstance(f, int) else models_all
         top = []
         if s.pool is not None:
-            lg = logits_of(s, cand)
-            pos = {cid: i for i, cid in enumerate(s.pool.order)}
             rows = s.pool.rows
-            order = sorted(range(len(rows)), key=lambda i: (-lg[i], pos[rows[i]["id"]]))
+            order = train_ranker.ordered(s, logits_of(s, cand))
             for r, i in enumerate(order[: a.top]):
                 row = rows[i]
                 top.append({"text": row["text"] or "", "y": bool(s.y[i]), "role": row["role"],
