@@ -1,6 +1,7 @@
 """Train the learned second stage (funes/data/ranker.json) and cross-validate it by repository.
 
     .venv/bin/python bench/train_ranker.py [--write] [--folds 5]
+    .venv/bin/python bench/train_ranker.py --sets fixture --out FILE   # nothing from outside
 
 Questions come from ../shared/eval-dev and from the labelled set in bench/labelled/ (whatever of
 its transcripts ``bench/labelled/restore.py`` could restore). Each set is indexed once into its
@@ -20,7 +21,9 @@ standardised features (numpy only, deterministic):
 
 Cross-validation: repositories are dealt into k folds (by a hash of the name, so the split is
 stable as sets grow); a fold's questions are scored only by models trained on the other folds'
-repositories. ``--write`` then trains on every question and writes the shipped weights.
+repositories. ``--write`` then trains on every question and writes the shipped weights
+(``--out FILE``: writes them there instead). ``--sets fixture`` trains on the synthetic set
+bench/ranker_fixture.py writes: a retrain, and its test, need nothing outside the repository.
 """
 
 from __future__ import annotations
@@ -102,6 +105,20 @@ def labelled() -> QuestionSet:
             elif q["file"] in present:
                 qs.append(q)
     return QuestionSet("labelled", qs, LABELLED / "corpus", manifests)
+
+
+def fixture(root: Path) -> QuestionSet:
+    """The synthetic set of bench/ranker_fixture.py, written under ``root``: a retrain that
+    needs nothing from outside the repository."""
+    from bench import ranker_fixture
+
+    qs = ranker_fixture.write(root)
+    for q in qs:
+        q["repo"] = q.get("repo") or f"absent:{q['id']}"
+    key = hashlib.sha256()
+    for f in sorted((root / "corpus").rglob("*.jsonl")):
+        key.update(f.name.encode() + b"\0" + f.read_bytes())
+    return QuestionSet("fixture", qs, root / "corpus", key.digest())
 
 
 def drop_unindexed(qs: QuestionSet, memory: Any) -> list[str]:
@@ -670,7 +687,8 @@ def open_set(qs: QuestionSet) -> Any:
     return Searcher(open_memory(memory_for(qs)), load_embedder(), None)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    global WORK
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -689,15 +707,29 @@ def main() -> None:
         help="where the pair models fold-0 … fold-4 and full are (default bench/work/pair; "
         "bench/work/pair-zero-shot: the base checkpoint for every question)",
     )  # fmt: skip
-    a = ap.parse_args()
+    ap.add_argument(
+        "--out", type=Path, default=None, metavar="FILE",
+        help="write the weights to FILE (what --write does to the shipped file)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--work", type=Path, default=None, metavar="DIR",
+        help=f"where the sets' memories are indexed (default {WORK.relative_to(ROOT)})",
+    )  # fmt: skip
+    a = ap.parse_args(argv)
     global PAIR_HEAD
     PAIR_HEAD = a.pair_head
     global PAIRWISE
     PAIRWISE = a.pairwise
+    WORK = a.work or WORK
+    makers = {"eval-dev": eval_dev, "labelled": labelled,
+              "fixture": lambda: fixture(WORK / "fixture")}  # fmt: skip
     every: list[Sample] = []
-    for qs in (eval_dev(), labelled()):
-        if qs.name not in a.sets.split(","):
-            continue
+    for name in a.sets.split(","):
+        if name not in makers:
+            print(f"train_ranker: unknown set {name!r} (one of {', '.join(makers)})",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        qs = makers[name]()
         if not qs.questions:
             print(f"{qs.name}: no questions present")
             continue
@@ -722,12 +754,14 @@ def main() -> None:
         print(f"frozen fold ({len(frozen)} questions, {len({s.q['repo'] for s in frozen})} "
               "repositories), trained on every other question: "
               + "  ".join(f"{k} {v:.3f}" for k, v in r.items()))  # fmt: skip
-    if a.write:
+    out = a.out or (WEIGHTS if a.write else None)
+    if out is not None:
         doc["trained_on"]["date"] = dt.date.today().isoformat()
-        WEIGHTS.parent.mkdir(exist_ok=True)
-        WEIGHTS.write_text(json.dumps(doc, indent=1) + "\n")
-        print(f"written {WEIGHTS}")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=1) + "\n")
+        print(f"written {out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
