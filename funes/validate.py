@@ -15,13 +15,13 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from funes.errors import UsageError
 from funes.records import BLOCK_TYPES, FILTERS, QUERY_NUMBERS
 
-if TYPE_CHECKING:
-    from funes.retrieval import Filters, Query
+# plain data, cheap to import (no numpy, no LanceDB): the types a checked value becomes
+from funes.results import Filters, Query, parse_when
 
 # Inclusive ranges. Past these a request is a typo (`-k 1e12`), not a wish: the pool of a leg
 # is capped far below 1,000 and a window of 1,000 turns either side is a whole session.
@@ -180,8 +180,6 @@ def harness(value: Any, style: str = "cli") -> str:
 
 def when(key: str, value: Any, style: str = "cli") -> str:
     """A ``--since``/``--until`` bound that resolves to a date funes can compare."""
-    # lazy: funes.retrieval stays off fast commands' start-up
-    from funes.retrieval import parse_when
 
     v = text(key, value, style).strip()
     try:
@@ -209,8 +207,6 @@ def _blank(v: Any) -> bool:
 
 def filters(raw: Mapping[str, Any], style: str = "cli") -> Filters:
     """Filters from ``raw`` (keys of :data:`FILTERS`; None or blank means any)."""
-    # lazy: funes.retrieval stays off fast commands' start-up
-    from funes.retrieval import Filters
 
     out: dict[str, str | None] = {}
     for key in FILTERS:
@@ -236,10 +232,8 @@ def query(
     style: str = "cli",
     id: Any = None,
 ) -> Query:
-    """A checked :class:`~funes.retrieval.Query`: the text, then ``k``, ``candidates``,
+    """A checked :class:`~funes.results.Query`: the text, then ``k``, ``candidates``,
     ``neighbors``, ``half_life`` and the :data:`FILTERS` from ``raw`` (absent → defaults)."""
-    # lazy: funes.retrieval stays off fast commands' start-up
-    from funes.retrieval import Query
 
     raw = raw or {}
     words = text("query", query_text, style).strip()
@@ -280,8 +274,6 @@ def session_filters(
     """The filters of a session listing (``harness``, ``repo``, ``workdir``, ``since``,
     ``until``) as (row filter, since bound, exclusive until bound): a session is listed when
     its rows pass the row filter and any of its turns falls between the bounds."""
-    # lazy: funes.retrieval stays off fast commands' start-up
-    from funes.retrieval import parse_when
 
     f = filters({k: raw.get(k) for k in ("harness", "repo", "workdir")}, style)
     since = when("since", raw["since"], style) if not _blank(raw.get("since")) else None
