@@ -114,3 +114,31 @@ def test_a_first_question_reads_lean_and_a_searcher_asked_again_keeps_what_it_re
     lean.read_lean()
     lean.reload()
     assert lean.lean
+
+
+def test_a_memory_handed_anew_to_a_warm_searcher_reads_through_the_caches_before_it(
+    tmp_path: Path,
+) -> None:
+    from funes.retrieval import Query
+
+    path = tmp_path / "mem"
+    mem = open_memory(path, create=True)
+    with mem.writer(interactive=False) as w:
+        w.append(mixed(0, 400, seed=1))
+    questions = ["lock parser note12", "item3 retry", "note399 about item11", "note7"]
+    want = [[h.row["id"] for h in Searcher(open_memory(path)).search(Query(q)).hits]
+            for q in questions]  # fmt: skip
+    searcher = Searcher(open_memory(path))
+    got, sessions = [], []
+    for i, q in enumerate(questions):  # as the MCP server asks: the memory opened anew each time
+        searcher.memory = open_memory(path)
+        got.append([h.row["id"] for h in searcher.search(Query(q)).hits])
+        sessions.append(searcher.memory.session)
+        if i == 1:  # a hook appends: the next memory is a later version, same caches
+            with open_memory(path).writer(interactive=False) as w:
+                w.append(mixed(400, 30, seed=2))
+            want[2:] = [[h.row["id"] for h in Searcher(open_memory(path)).search(Query(q)).hits]
+                        for q in questions[2:]]  # fmt: skip
+    assert got == want
+    assert sessions[0] is None  # a first question keeps nothing for later
+    assert sessions[1] is not None and all(s is sessions[1] for s in sessions[2:])

@@ -171,6 +171,7 @@ class Memory:
         self._ds = dataset
         self.lexical = lexical
         self.lean = False  # Lance's caches held small (:meth:`read_lean`)
+        self.session: Any = None  # Lance's caches shared with other handles (:meth:`share_caches`)
         md = dataset.schema.metadata or {}
         self.model: str | None = md.get(MODEL_KEY.encode(), b"").decode() or None
         self.dim: int = dataset.schema.field("vector").type.list_size
@@ -200,7 +201,7 @@ class Memory:
 
     def reload(self) -> None:
         """See the table's latest version (after a write, or to catch other writers)."""
-        self._ds = dataset(self.path, lean=self.lean)
+        self._ds = dataset(self.path, lean=self.lean, session=self.session)
         self.tool_results = embedding.tool_results(self.path)
 
     def read_lean(self, lean: bool = True) -> None:
@@ -211,8 +212,17 @@ class Memory:
         touched — ~120 MB and ~0.3 s of system time more than lean. A reader asked again
         wants them kept (a warm searcher's second question, :class:`funes.retrieval.Searcher`)."""
         if lean != self.lean:
-            self._ds = dataset(self.path, self.version, lean=lean)
+            self._ds = dataset(self.path, self.version, lean, self.session)
             self.lean = lean
+
+    def share_caches(self, session: Any) -> None:
+        """Read this version, and every later one :meth:`reload` opens, with ``session``'s
+        Lance caches (:func:`funes.store.table.reader_session`), not lean: what another handle
+        on this table read through them is not read again (a warm searcher handed a memory
+        opened anew for each question, as the MCP server does)."""
+        if session is not self.session or self.lean:
+            self._ds = dataset(self.path, self.version, session=session)
+            self.session, self.lean = session, False
 
     def version_count(self) -> int:
         return len(self._ds.versions())

@@ -95,18 +95,39 @@ def deletion_files(path: Path) -> list[Path]:
     return [f for f in d.iterdir() if f.is_file()] if d.is_dir() else []
 
 
-def dataset(path: Path, version: int | None = None, lean: bool = False) -> Any:
+def dataset(path: Path, version: int | None = None, lean: bool = False, session: Any = None) -> Any:
     """The memory's table as a Lance dataset at ``version`` (the latest by default), for
-    read-only use; ``lean``: its caches held to :data:`LEAN_CACHE_BYTES`."""
+    read-only use; ``lean``: its caches held to :data:`LEAN_CACHE_BYTES`; ``session``: the
+    caches of a :func:`reader_session` instead of its own."""
     # lazy: lance stays off fast commands' start-up
     import lance
 
+    uri = str(path / f"{TABLE}.lance")
+    if session is not None and not lean:
+        return lance.dataset(uri, version=version, session=session)
     cache = LEAN_CACHE_BYTES if lean else None
     return lance.dataset(
-        str(path / f"{TABLE}.lance"),
-        version=version,
-        index_cache_size_bytes=cache,
-        metadata_cache_size_bytes=cache,
+        uri, version=version, index_cache_size_bytes=cache, metadata_cache_size_bytes=cache
+    )
+
+
+# The caches a warm reader keeps across the handles it opens on one table, versions after
+# versions (:meth:`Memory.share_caches`). Index and data files never change under a name, so
+# what was read for one version is right for every version naming it. Bounded: a long-lived
+# reader (the MCP server) would otherwise keep an old vector index after each rebuild, up to
+# Lance's defaults of several GB; a question's working set at 1M chunks is ~400 MB.
+READER_INDEX_CACHE_BYTES = 1 << 30
+READER_METADATA_CACHE_BYTES = 512 << 20
+
+
+def reader_session() -> Any:
+    """New caches for :func:`dataset` (``session``) to share between handles."""
+    # lazy: lance stays off fast commands' start-up
+    import lance
+
+    return lance.Session(
+        index_cache_size_bytes=READER_INDEX_CACHE_BYTES,
+        metadata_cache_size_bytes=READER_METADATA_CACHE_BYTES,
     )
 
 
