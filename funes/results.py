@@ -91,9 +91,9 @@ class Filters:
     role: str | None = None
 
     def where(self, now: datetime | None = None) -> str | None:
-        # lazy: funes.sources and numpy stay off fast commands' start-up
+        # lazy: funes.sources stays off fast commands' start-up
         from funes import sources
-        from funes.store.memory import sql_str
+        from funes.store.table import sql_str
 
         conds = []
         if self.block_type:
@@ -118,8 +118,8 @@ class Filters:
 
 
 def _any_of(column: str, values: list[str]) -> str:
-    # lazy: funes.store.memory imports numpy
-    from funes.store.memory import sql_in, sql_str
+    # lazy: the store's table module (and the models' pins under it) stays off start-up
+    from funes.store.table import sql_in, sql_str
 
     values = list(dict.fromkeys(values))
     return f"{column} = {sql_str(values[0])}" if len(values) == 1 else sql_in(column, values)

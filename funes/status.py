@@ -22,6 +22,7 @@ from funes.render.status import (
     status_json,
     status_text,
 )
+from funes.store.table import require_table
 
 
 def status(
@@ -41,6 +42,8 @@ def status(
     st = None if path is None else cached_status(path)
     note = ""
     if st is None:
+        if path is not None:
+            require_table(path)  # no memory yet: said before anything heavy loads
         if on_open is not None:
             on_open()
         # lazy: Lance, pyarrow and numpy, only when the table must be read (and numpy when

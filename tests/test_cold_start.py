@@ -79,6 +79,8 @@ READS_TABLE = {"numpy", "pyarrow"}
         (["scan", "tile", SESSION, "--context", "-1", "--memory", "M"], set()),
         (["recall", "tile cache", "-k", "0", "--memory", "M"], set()),
         (["status", "--memory", "M"], set()),  # its counts, kept by the index run
+        (["status"], set()),  # this FUNES_HOME holds no memory: said without opening anything
+        (["sessions", "--limit", "0", "--memory", "M"], set()),  # refused before any read
         (["doctor"], set()),  # this FUNES_HOME holds no memory
         (["models"], set()),
         (["get", SESSION, "c-11", "--window", "1", "--memory", "M"], READS_TABLE),

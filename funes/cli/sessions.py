@@ -56,16 +56,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    start_reading()
-    # lazy: numpy (under funes.memories and the store) stays off fast commands' start-up
-    from funes.memories import open_all
-    from funes.render.sessions import sessions_json, sessions_text
+    # lazy: the store's session reader (hashlib, datetime) stays off `--help`; numpy is not in it
     from funes.store.sessions import MAX_SESSIONS, list_sessions
 
     where, since, until = validate.session_filters(vars(args))
     limit = validate.number("limit", args.limit, bounds=(1, MAX_SESSIONS))
     offset = validate.number("offset", args.offset)
     memory = validate.text("memory", args.memory).strip() if args.memory else None
+    start_reading()  # a bad value is refused before numpy loads
+    # lazy: numpy (under funes.memories and the store) stays off fast commands' start-up
+    from funes.memories import open_all
+    from funes.render.sessions import sessions_json, sessions_text
+
     with spinner("reading"):
         mems = open_all(memory)
         page = list_sessions(mems, where, since, until, limit, offset)

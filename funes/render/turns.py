@@ -11,6 +11,7 @@ from funes.chunking import reassemble
 from funes.errors import FunesError
 from funes.results import GET_COMMAND, get_args
 from funes.store import redaction
+from funes.store.table import sql_str
 
 if TYPE_CHECKING:
     from funes.store.memory import Memory
@@ -63,8 +64,6 @@ def window_rows(
 def _window(
     mem: Memory, session_id: str, turn_uuid: str, width: int, columns: tuple[str, ...]
 ) -> list[dict[str, Any]]:
-    from funes.store.memory import sql_str  # lazy: funes.store.memory imports numpy
-
     found = (
         mem.rows(
             f"session_id = {sql_str(session_id)} AND turn_uuid = {sql_str(turn_uuid)}",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from funes.store.errors import MemoryIncompatible, MemoryMissing
 from funes.store.lock import LockBusy, WriterLock
 from funes.store.paths import default_memory_dir, funes_home, memory_dir, memory_label
 
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
     from funes.store.memory import (
         Counts,
         Memory,
-        MemoryIncompatible,
-        MemoryMissing,
         MemoryWriter,
         open_memory,
     )
@@ -46,9 +45,7 @@ __all__ = [
     "open_memory",
 ]
 
-_LAZY = frozenset(
-    ("Counts", "Memory", "MemoryIncompatible", "MemoryMissing", "MemoryWriter", "open_memory")
-)
+_LAZY = frozenset(("Counts", "Memory", "MemoryWriter", "open_memory"))
 
 
 def __getattr__(name: str) -> Any:

@@ -4,7 +4,10 @@ loads neither numpy nor pyarrow."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from funes.errors import FunesError
+from funes.store.paths import default_memory_dir
 
 
 class MemoryMissing(FunesError):
@@ -29,3 +32,16 @@ class DiskFull(FunesError):
 
 class MemoryIncompatible(FunesError):
     """The memory was built with an embedding model or vector width we cannot use."""
+
+
+def missing_message(path: Path) -> str:
+    """What :class:`MemoryMissing` says for a memory directory without a table."""
+    if path == default_memory_dir():
+        return (
+            "no index yet — run `funes add <agent>` to build one (or `funes index`), "
+            "then recall your own history"
+        )
+    return (
+        f"no index found at {path} — check the path, or build one there with "
+        f"`funes index PATH --memory {path}`"
+    )

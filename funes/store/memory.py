@@ -38,7 +38,7 @@ from funes.errors import FunesError, no_space
 from funes.records import Chunk
 from funes.store import ann as ann_mod
 from funes.store import catchup, counts, embedding
-from funes.store.errors import DiskFull, MemoryIncompatible, MemoryMissing
+from funes.store.errors import DiskFull, MemoryIncompatible, MemoryMissing, missing_message
 from funes.store.lexical import LexicalIndex
 from funes.store.maintenance import (
     COMPACTION,
@@ -48,7 +48,7 @@ from funes.store.maintenance import (
     SESSION_INDEX,
     SESSION_INDEX_ROWS,
 )
-from funes.store.paths import TABLE, default_memory_dir, memory_dir, memory_label
+from funes.store.paths import TABLE, memory_dir, memory_label
 from funes.store.private import private_dir
 from funes.store.table import (
     COLUMNS,
@@ -62,6 +62,7 @@ from funes.store.table import (
     default_model,
     deletion_files,
     files_vanished,
+    require_table,
     schema,
     sql_in,
     sql_str,
@@ -686,13 +687,13 @@ def open_memory(
     path = memory_dir(spec)
     if create:
         private_dir(path)
-    elif not (path / f"{TABLE}.lance").is_dir():
-        raise MemoryMissing(_missing_message(path))
+    else:
+        require_table(path)
     try:
         ds = dataset(path)
     except (FileNotFoundError, ValueError, OSError):
         if not create:
-            raise MemoryMissing(_missing_message(path)) from None
+            raise MemoryMissing(missing_message(path)) from None
         # lazy: lancedb stays off fast commands' start-up
         import lancedb
 
@@ -705,18 +706,6 @@ def open_memory(
     if catch_up and lex.lance_version != mem.version:
         catchup.catch_up(mem, lex, persist=False)
     return mem
-
-
-def _missing_message(path: Path) -> str:
-    if path == default_memory_dir():
-        return (
-            "no index yet — run `funes add <agent>` to build one (or `funes index`), "
-            "then recall your own history"
-        )
-    return (
-        f"no index found at {path} — check the path, or build one there with "
-        f"`funes index PATH --memory {path}`"
-    )
 
 
 def _check_compatible(path: Path, sch: pa.Schema, model: str | None) -> None:

@@ -12,12 +12,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from funes.chunking import reassemble
 from funes.errors import FunesError
 from funes.store import redaction
-from funes.store.memory import Memory, sql_in, sql_str
+from funes.store.table import sql_in, sql_str
+
+if TYPE_CHECKING:
+    from funes.store.memory import Memory
 
 MAX_SESSIONS = 200  # a page of `funes sessions`
 PROMPT_CHARS = 2000  # of an opening prompt, kept whole in --json, cut in text

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from funes.chunking import EMBEDDED_SPLITS
 from funes.models.pins import EMBEDDER_PIN
 from funes.store import embedding
+from funes.store.errors import MemoryMissing, missing_message
 from funes.store.paths import TABLE
 
 if TYPE_CHECKING:
@@ -93,6 +94,13 @@ def deletion_files(path: Path) -> list[Path]:
     """The table's deletion files: rows deleted but whose bytes are still on disk."""
     d = path / f"{TABLE}.lance" / "_deletions"
     return [f for f in d.iterdir() if f.is_file()] if d.is_dir() else []
+
+
+def require_table(path: Path) -> None:
+    """Raise :class:`MemoryMissing` when the memory directory ``path`` holds no table yet (a
+    look at the directory: nothing heavy loads to say so)."""
+    if not (path / f"{TABLE}.lance").is_dir():
+        raise MemoryMissing(missing_message(path))
 
 
 def dataset(path: Path, version: int | None = None, lean: bool = False, session: Any = None) -> Any:
