@@ -71,28 +71,15 @@ def _main(args: argparse.Namespace) -> int:
         raise UsageError("funes curate works on a Hub memory — name one: `funes curate OWNER/NAME`")
     local = open_for_write()  # the sessions of this machine's memory are what curate chooses from
     sessions = curate.sessions(local)
-    project = args.project
-    if project is not None and "/" not in project:
-        guesses = curate.did_you_mean(project, sessions)
+    if args.project is not None and "/" not in args.project:
+        guesses = curate.did_you_mean(args.project, sessions)
         hint = f" — did you mean {' or '.join(guesses)}?" if guesses else ""
-        raise UsageError(f"a project is OWNER/REPO (its repo identity), not {project!r}{hint}")
+        raise UsageError(f"a project is OWNER/REPO (its repo identity), not {args.project!r}{hint}")
     info = transport.probe(spec)
     if info.state in (State.OFFLINE, State.UNAUTHORIZED):
         raise FunesError(state_message(spec, info.state, info.detail))
     current = curate.remote_project(info)
-    if project and current and project != current:
-        raise FunesError(
-            f"{spec.uri} is the project memory of {current}, not {project} (funes does not "
-            "rename a project memory)"
-        )
-    project = project or current
-    if project is None:
-        if info.state is State.MISSING:
-            raise FunesError(state_message(spec, info.state))
-        raise UsageError(
-            f"{spec.uri} is not a project memory — name its project: "
-            f"`funes curate {spec.short} OWNER/REPO`"
-        )
+    project = _project(spec, info, args.project, current)
     tty = sys.stdin.isatty() and sys.stdout.isatty() and not os.environ.get("FUNES_NO_TUI")
     decisions = [(s, "include") for s in args.include] + [(s, "exclude") for s in args.exclude]
     needs_stamp = current is None
@@ -106,21 +93,7 @@ def _main(args: argparse.Namespace) -> int:
         _stamp(spec, info, project, local.model)
         needs_stamp = False
     if decisions:
-        lines: dict[str, str] = {}
-        counts = {"include": 0, "exclude": 0}
-        resolved = [(curate.resolve(s, sessions), state) for s, state in decisions]
-        firsts = curate.prompts(local, {sid for sid, _ in resolved})
-        for sid, state in resolved:
-            s = sessions[sid]
-            note = curate.comment(s, next(iter(firsts.get(sid) or []), None))
-            lines[sid] = curate.decision_line(sid, state, len(s.ids), note)
-        for sid in lines:
-            counts[lines[sid].split(" ", 1)[0]] += 1
-        curate.record(spec, lines)
-        print(
-            f"project memory of {project} — recorded {counts['include']} include, "
-            f"{counts['exclude']} exclude"
-        )
+        _record(spec, local, sessions, decisions, project)
         return 0
     cur = curate.load(spec)
     for note in cur.notes:
@@ -131,6 +104,55 @@ def _main(args: argparse.Namespace) -> int:
         _list(local, sessions, pending, project, spec.short)
         return 0
     return _review(spec, info, project, local, sessions, pending, needs_stamp)
+
+
+def _project(spec: MemorySpec, info: RemoteInfo, named: str | None, current: str | None) -> str:
+    """The project the remote is the memory of: the one it is stamped with, or the one
+    ``named`` for a remote not stamped yet; a name that disagrees with the stamp, or none for
+    a remote without one, is refused."""
+    if named and current and named != current:
+        raise FunesError(
+            f"{spec.uri} is the project memory of {current}, not {named} (funes does not "
+            "rename a project memory)"
+        )
+    project = named or current
+    if project is None:
+        if info.state is State.MISSING:
+            raise FunesError(state_message(spec, info.state))
+        raise UsageError(
+            f"{spec.uri} is not a project memory — name its project: "
+            f"`funes curate {spec.short} OWNER/REPO`"
+        )
+    return project
+
+
+def _record(
+    spec: MemorySpec,
+    local: Memory,
+    sessions: dict[str, Session],
+    decisions: list[tuple[str, str]],
+    project: str,
+) -> None:
+    """Record the ``decisions`` given on the command line (``--include``/``--exclude``) in the
+    remote's curation file, each line with the session's size and opening prompt."""
+    # lazy: funes.hub.curate and numpy stay off fast commands' start-up
+    from funes.hub import curate
+
+    lines: dict[str, str] = {}
+    counts = {"include": 0, "exclude": 0}
+    resolved = [(curate.resolve(s, sessions), state) for s, state in decisions]
+    firsts = curate.prompts(local, {sid for sid, _ in resolved})
+    for sid, state in resolved:
+        s = sessions[sid]
+        note = curate.comment(s, next(iter(firsts.get(sid) or []), None))
+        lines[sid] = curate.decision_line(sid, state, len(s.ids), note)
+    for sid in lines:
+        counts[lines[sid].split(" ", 1)[0]] += 1
+    curate.record(spec, lines)
+    print(
+        f"project memory of {project} — recorded {counts['include']} include, "
+        f"{counts['exclude']} exclude"
+    )
 
 
 def _remote_ids(info: RemoteInfo) -> set[str]:

@@ -40,13 +40,14 @@ from funes.records import Chunk, Turn
 from funes.secrets import redact
 from funes.sources import FileStats, Unit, display_path, os_reason, parse_unit
 from funes.store import redaction
+from funes.store.errors import DiskFull
 from funes.store.lock import behind_pid
-from funes.store.memory import DiskFull
 from funes.store.paths import TABLE
 from funes.store.state import IndexState, mark_all_embedded
 
 if TYPE_CHECKING:
-    from funes.store.memory import MemoryWriter
+    from funes.store.memory import Memory
+    from funes.store.writer import MemoryWriter
 
 FLUSH_CHUNKS = 4000
 FLUSH_SECONDS = 2.0
@@ -89,55 +90,18 @@ def index(
             state = IndexState.load(path, table_exists=not fresh)
             run = _Run(w, state, opts, report, progress)
             deadline = t0 + opts.budget if (sweep and opts.budget is not None) else None
-            finish = opts.yes or deadline is None
-            declined = False  # the user said no to finishing: ask nothing more
             progress.status(f"comparing {len(units):,} files with what is indexed")
             # A file that cannot be read at all (a FIFO where sessions are kept, or one named) is
             # said once, not once per tier, and never opened.
             report.failed += [(display_path(u.name), u.error) for u in units if u.error]
             units = [u for u in units if u.error is None]
+            # finish: read (and embed) everything, whatever the budget; declined: the user said
+            # no to finishing, so nothing more is asked
+            finish, declined = opts.yes or deadline is None, False
             if sweep:
-                passes = [
-                    (
-                        tier,
-                        [
-                            u
-                            for u in units
-                            if not state.current(_key(u), u.signature(), tier, opts.thinking)
-                        ],
-                    )
-                    for tier in TIERS
-                ]
-                # Each read: its tier, its file, the file's place among the tier's, the files
-                # of the tiers after (the bar counts one tier's files; its estimate, all).
-                todo = [
-                    (tier, u, j + 1, len(us), sum(len(later) for _, later in passes[k + 1 :]))
-                    for k, (tier, us) in enumerate(passes)
-                    for j, u in enumerate(us)
-                ]
-                pending = {u for _, us in passes for u in us}
-                report.skipped = len([u for u in units if u not in pending])
-                for i, (tier, u, j, m, after) in enumerate(todo):
-                    if not finish and deadline is not None and time.monotonic() >= deadline:
-                        left = len(todo) - i
-                        if interactive and ask is not None:
-                            eta = fmt_eta((time.monotonic() - t0) / max(i, 1) * left)
-                            progress.clear()
-                            finish = ask(
-                                f"more to index (~{eta} left, rough). Finish it now? [Y/n] "
-                            )
-                            declined = not finish
-                        if not finish:
-                            report.passes_left = left
-                            report.sessions_left = len({_key(x[1]) for x in todo[i:]})
-                            break
-                    run.unit(u, (tier,), _reading(tier), j, m, after)
+                finish, declined = _sweep(run, units, t0, deadline, finish, interactive, ask)
             else:
-                for i, u in enumerate(units):
-                    if state.current(_key(u), u.signature(), TIERS[-1], opts.thinking):
-                        report.skipped += 1
-                        continue
-                    run.unit(u, TIERS, "indexing", i + 1, len(units))
+                _read_named(run, units)
             run.flush()
             if report.chunks:
                 progress.status("indexing sessions")
@@ -147,40 +111,111 @@ def index(
             # for waiting chunks until none are left): embedding here would only race it for
             # the writer lock, at full priority.
             if opts.embed and behind_pid(path) is None:
-                # A budgeted sweep embeds in what is left of its budget; told to finish, all of it.
-                embed_behind(w, report, progress, None if finish else deadline)
-                left = mem.count_without_vectors()
                 asking = interactive and ask is not None and not (finish or declined)
-                if left and asking and ask is not None and report.embed_note is None:
-                    # The bar's rate: chunks per second of embedding, the model's load left out
-                    rate = report.embedded / max(report.embed_seconds, 1e-3)
-                    eta = fmt_eta(left / (rate if report.embedded else EMBED_RATE_GUESS))
-                    question = (
-                        f"{left:,} chunks are searchable by words but still need vectors "
-                        f"(~{eta} left, rough). Finish it now? [Y/n] "
-                    )
-                    if ask(question):
-                        embed_behind(w, report, progress, None)
+                _embed(w, report, progress, None if finish else deadline, ask if asking else None)
             report.without_vectors = mem.count_without_vectors()
             if not report.without_vectors:
                 mark_all_embedded(path)
     except DiskFull as e:
-        # Every table version Lance committed is whole (and the lexical index catches up with
-        # it on the next open): what the table holds now is what this run kept.
-        try:
-            mem.reload()
-            kept = f"{mem.count() - held:,} chunks"
-        except Exception:
-            kept = "the chunks"
-        raise DiskFull(
-            e.label,
-            kept=f"{kept} of this run were stored before it filled and are kept, the rest was "
-            "not (a rerun goes on from there)",
-        ) from None
+        raise _disk_full(mem, held, e) from None
     if report.embedded:  # the vector index, built behind this run once it pays
         ann.maybe_start(mem, vectors=mem.count() - report.without_vectors)
     report.seconds = time.monotonic() - t0
     return report
+
+
+def _sweep(
+    run: _Run,
+    units: list[Unit],
+    t0: float,
+    deadline: float | None,
+    finish: bool,
+    interactive: bool,
+    ask: Callable[[str], bool] | None,
+) -> tuple[bool, bool]:
+    """Read what changed in ``units``, a tier at a time, until ``deadline`` (unless the run is
+    told to ``finish``, or the user says so when asked); returns (finish, declined)."""
+    state, opts, report, progress = run.state, run.opts, run.report, run.progress
+    declined = False
+    passes = [
+        (
+            tier,
+            [u for u in units if not state.current(_key(u), u.signature(), tier, opts.thinking)],
+        )
+        for tier in TIERS
+    ]
+    # Each read: its tier, its file, the file's place among the tier's, the files
+    # of the tiers after (the bar counts one tier's files; its estimate, all).
+    todo = [
+        (tier, u, j + 1, len(us), sum(len(later) for _, later in passes[k + 1 :]))
+        for k, (tier, us) in enumerate(passes)
+        for j, u in enumerate(us)
+    ]
+    pending = {u for _, us in passes for u in us}
+    report.skipped = len([u for u in units if u not in pending])
+    for i, (tier, u, j, m, after) in enumerate(todo):
+        if not finish and deadline is not None and time.monotonic() >= deadline:
+            left = len(todo) - i
+            if interactive and ask is not None:
+                eta = fmt_eta((time.monotonic() - t0) / max(i, 1) * left)
+                progress.clear()
+                finish = ask(f"more to index (~{eta} left, rough). Finish it now? [Y/n] ")
+                declined = not finish
+            if not finish:
+                report.passes_left = left
+                report.sessions_left = len({_key(x[1]) for x in todo[i:]})
+                break
+        run.unit(u, (tier,), _reading(tier), j, m, after)
+    return finish, declined
+
+
+def _read_named(run: _Run, units: list[Unit]) -> None:
+    """Read the files a run was given, each whole (every tier), unless indexed already."""
+    for i, u in enumerate(units):
+        if run.state.current(_key(u), u.signature(), TIERS[-1], run.opts.thinking):
+            run.report.skipped += 1
+            continue
+        run.unit(u, TIERS, "indexing", i + 1, len(units))
+
+
+def _embed(
+    w: MemoryWriter,
+    report: IndexReport,
+    progress: Progress,
+    deadline: float | None,
+    ask: Callable[[str], bool] | None,
+) -> None:
+    """Embed the chunks waiting for a vector until ``deadline``; then, with ``ask``, offer to
+    embed the rest now."""
+    # A budgeted sweep embeds in what is left of its budget; told to finish, all of it.
+    embed_behind(w, report, progress, deadline)
+    left = w.memory.count_without_vectors()
+    if left and ask is not None and report.embed_note is None:
+        # The bar's rate: chunks per second of embedding, the model's load left out
+        rate = report.embedded / max(report.embed_seconds, 1e-3)
+        eta = fmt_eta(left / (rate if report.embedded else EMBED_RATE_GUESS))
+        question = (
+            f"{left:,} chunks are searchable by words but still need vectors "
+            f"(~{eta} left, rough). Finish it now? [Y/n] "
+        )
+        if ask(question):
+            embed_behind(w, report, progress, None)
+
+
+def _disk_full(mem: Memory, held: int, e: DiskFull) -> DiskFull:
+    """``e`` saying how much of this run was kept: every table version Lance committed is whole
+    (and the lexical index catches up with it on the next open), so what the table holds now
+    beyond the ``held`` rows it started with is what this run kept."""
+    try:
+        mem.reload()
+        kept = f"{mem.count() - held:,} chunks"
+    except Exception:  # the disk is full: any read may fail, and the message must still be said
+        kept = "the chunks"
+    return DiskFull(
+        e.label,
+        kept=f"{kept} of this run were stored before it filled and are kept, the rest was "
+        "not (a rerun goes on from there)",
+    )
 
 
 def _reading(tier: str) -> str:

@@ -1202,6 +1202,30 @@ _IDENTIFIER = _rx(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|[0-9a-f
 
 def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | None:
     """The span and detector of the value a secret-ish name is given, or None."""
+    found = _value_span(text, m)
+    if found is None:
+        return None
+    g, kind, start, end = found
+    i = m.start()
+    while i > 0 and text[i - 1] in _NAME_CHARS:
+        i -= 1
+    if _PUBLIC_NAME.search(text, i, m.start() + 12):
+        return None
+    # escaped once or twice (`\\\\` in a JSON string of a JSON string) a backslash is one
+    value = _BACKSLASHES.sub("\\\\", text[start:end])
+    named = _named(text, max(text.rfind("\n", 0, i) + 1, i - 80), m.start() + 12, value)
+    if named is not None:
+        return start, end, named
+    if kind == "v":
+        ok = _assigned_secret(text, m, g, i, start, end, value)
+        return (start, end, "secret-assignment") if ok else None
+    ok = _labelled_secret(text, m, kind, start, end, value)
+    return (start, end, "labelled-value") if ok else None
+
+
+def _value_span(text: str, m: re.Match[str]) -> tuple[str, str, int, int] | None:
+    """The group that holds the value, its kind (v: assigned, l: labelled, quoted after a
+    label, p: plain prose) and its span, trimmed to the value; None when nothing is left."""
     groups = m.re.groupindex
     for g in ("v1", "v2", "v3", "v4", "v5", "l1", "l2", "l3", "l4", "l5", "p"):
         if g in groups and m.group(g) is not None:
@@ -1219,52 +1243,53 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
         if trimmed is None:
             return None
         start, end = trimmed
-    i = m.start()
-    while i > 0 and text[i - 1] in _NAME_CHARS:
-        i -= 1
-    if _PUBLIC_NAME.search(text, i, m.start() + 12):
-        return None
-    # escaped once or twice (`\\\\` in a JSON string of a JSON string) a backslash is one
-    value = _BACKSLASHES.sub("\\\\", text[start:end])
-    named = _named(text, max(text.rfind("\n", 0, i) + 1, i - 80), m.start() + 12, value)
-    if named is not None:
-        return start, end, named
+    return g, kind, start, end
+
+
+def _assigned_secret(
+    text: str, m: re.Match[str], g: str, i: int, start: int, end: int, value: str
+) -> bool:
+    """Whether ``value``, assigned to the secret-ish name that starts at ``i``, is a secret."""
     if g == "v4" and _code(text, start, end, (m.group("sep") or "").strip()):
-        return None
-    if kind == "v" and m.group("sep") is not None and not m.group("sep").strip():
+        return False
+    if m.group("sep") is not None and not m.group("sep").strip():
         # a two-column table (`db_pass     …`): only a generated value, not a type name
         # (`RESTAWSAccountKeyConfig`) or a date (`2025-12-31T23:59:59Z`)
-        ok = (len(value) >= MIN_VALUE_LEN and not is_placeholder(value) and _generated(value)) or (
-            looks_secret(value) and entropy(value) >= 3.5
-        )
-        return (start, end, "secret-assignment") if ok else None
-    if kind == "v" and m.group("call") is not None and not (len(value) >= 16 or _generated(value)):
-        return None  # a setter's argument: `shareWithKey('0x1234invalid')` is a test's
-    if kind == "v":
-        # a long random mixed-case value needs no digit (`qrBpqDsoaQHuZcKMNAfRkuPN`); after a
-        # password's or a secret's name, twelve characters will do (`sqMgLj*olXCwYjn`)
-        password = _PASSWORD_NAME.match(text, m.start()) is not None
-        ok = looks_secret(
-            value,
-            private=_PRIVATE_NAME.search(text, i, start) is not None,
-            digitless_ok=len(value) >= (12 if password else 16)
-            and not _DOTTED_NAME.fullmatch(value)
-            and (
-                _case_scattered(value)
-                # a password's punctuation between letters of both cases (`xLMboG*EsBOy`)
-                or (password and _PASSWORD_PUNCT.search(value, 1, len(value) - 1) is not None)
-            ),
-        )
-        return (start, end, "secret-assignment") if ok else None
+        return (
+            len(value) >= MIN_VALUE_LEN and not is_placeholder(value) and _generated(value)
+        ) or (looks_secret(value) and entropy(value) >= 3.5)
+    if m.group("call") is not None and not (len(value) >= 16 or _generated(value)):
+        return False  # a setter's argument: `shareWithKey('0x1234invalid')` is a test's
+    # a long random mixed-case value needs no digit (`qrBpqDsoaQHuZcKMNAfRkuPN`); after a
+    # password's or a secret's name, twelve characters will do (`sqMgLj*olXCwYjn`)
+    password = _PASSWORD_NAME.match(text, m.start()) is not None
+    return looks_secret(
+        value,
+        private=_PRIVATE_NAME.search(text, i, start) is not None,
+        digitless_ok=len(value) >= (12 if password else 16)
+        and not _DOTTED_NAME.fullmatch(value)
+        and (
+            _case_scattered(value)
+            # a password's punctuation between letters of both cases (`xLMboG*EsBOy`)
+            or (password and _PASSWORD_PUNCT.search(value, 1, len(value) - 1) is not None)
+        ),
+    )
+
+
+def _labelled_secret(
+    text: str, m: re.Match[str], kind: str, start: int, end: int, value: str
+) -> bool:
+    """Whether ``value``, quoted after a secret-ish label (``kind`` l) or given to one in prose
+    (``kind`` p), is a secret."""
     if kind == "p" and (
         not _prose_value(value, m.group("verb") is not None or m.group("eq") is not None)
         or _code(text, start, end, "")
         or (m.group("words") is not None and not (_generated(value) or _long_mixed(value)))
     ):
-        return None
+        return False
     verb = kind == "p" and (m.group("verb") is not None or m.group("eq") is not None)
     scattered = verb and _case_scattered(value)
-    ok = (
+    return (
         # a prose value passed `_prose_value`'s length (12 after a verb); a quoted one needs 16
         looks_secret(
             value,
@@ -1276,7 +1301,6 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
         and not _IDENTIFIER.fullmatch(value)  # a UUID or a commit: prose names them
         and not _HASH_REF.match(value)  # `sha256[:8]=ea46ca9a`: a digest quoted to name a key
     )
-    return (start, end, "labelled-value") if ok else None
 
 
 _BACKSLASHES = _rx(r"\\{2,}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -113,45 +114,13 @@ def name_parts(path: Path) -> tuple[str, str] | None:
 def parse_records(
     records: Iterable[dict[str, Any]], path: Path, stats: FileStats
 ) -> Iterator[Turn]:
-    session_id: str | None = None
-    workdir: str | None = None
-    repo = ""
+    s = _Session()
     names: dict[str, str] = {}
     pending: list[tuple[str, dict[str, Any], list[Block]]] = []  # until session_meta names us
     seq = 0
-    legacy = False  # an older, envelope-less rollout (see the module doc)
-    header_ts = ""
     for rec in records:
-        rtype = rec.get("type")
-        payload = rec.get("payload")
-        if "payload" not in rec and (rtype in ITEM_TYPES or "record_type" in rec):
-            legacy = True
-        if rtype is None and legacy_header(rec):
-            legacy = True
-            if session_id is None:
-                session_id = rec["id"] or None
-                header_ts = rec["timestamp"]
-                workdir = munge_workdir(rec.get("cwd"))
-                if workdir:
-                    repo = repo_of(rec["cwd"].strip())
-            stats.ignored["session_header"] += 1
-            continue
-        if rtype is None and "record_type" in rec:
-            stats.ignored[f"record_type:{rec['record_type']}"] += 1
-            continue
-        if "payload" not in rec and rtype in ITEM_TYPES:
-            rtype, payload = "response_item", rec
-        if rtype == "session_meta" and isinstance(payload, dict):
-            if session_id is None:
-                sid = payload.get("id")
-                session_id = sid if isinstance(sid, str) and sid else None
-                workdir = munge_workdir(payload.get("cwd"))
-                if workdir:
-                    repo = repo_of(payload["cwd"].strip())
-            stats.ignored["session_meta"] += 1
-            continue
-        if rtype != "response_item" or not isinstance(payload, dict):
-            stats.ignored[str(rtype)] += 1
+        payload = _response_item(rec, s, stats)
+        if payload is None:
             continue
         item = _item(payload, names)
         if item is None:
@@ -161,26 +130,75 @@ def parse_records(
         if not blocks:
             stats.empty[f"response_item:{payload.get('type')}"] += 1
             continue
-        if legacy and workdir is None and role == "meta":
-            workdir, repo = _env_cwd(blocks)
+        if s.legacy and s.workdir is None and role == "meta":
+            s.workdir, s.repo = _env_cwd(blocks)
         ts = rec.get("timestamp")
-        pending.append((ts if isinstance(ts, str) else header_ts, {"role": role}, blocks))
+        pending.append((ts if isinstance(ts, str) else s.header_ts, {"role": role}, blocks))
         # An older rollout names its workdir only in its first context message: hold its
         # turns until then (or the end), so every turn of a session gets the same workdir.
-        if session_id is not None and not (legacy and workdir is None):
+        if s.session_id is not None and not (s.legacy and s.workdir is None):
             for t in _release(
-                pending, session_id, workdir or workdir_of_path(path), repo, path, seq
+                pending, s.session_id, s.workdir or workdir_of_path(path), s.repo, path, seq
             ):
                 seq += 1
                 yield t
     named = name_parts(path)
-    if session_id is None and legacy and named is not None:
-        session_id = named[0]
+    if s.session_id is None and s.legacy and named is not None:
+        s.session_id = named[0]
         pending[:] = [(ts or named[1], meta, b) for ts, meta, b in pending]
-    sid = session_id or path.stem
-    for t in _release(pending, sid, workdir or workdir_of_path(path), repo, path, seq):
+    sid = s.session_id or path.stem
+    for t in _release(pending, sid, s.workdir or workdir_of_path(path), s.repo, path, seq):
         seq += 1
         yield t
+
+
+@dataclass
+class _Session:
+    """What a rollout's records say of its session so far."""
+
+    session_id: str | None = None
+    workdir: str | None = None
+    repo: str = ""
+    legacy: bool = False  # an older, envelope-less rollout (see the module doc)
+    header_ts: str = ""
+
+
+def _response_item(rec: dict[str, Any], s: _Session, stats: FileStats) -> dict[str, Any] | None:
+    """The payload of a response item (what holds a turn's blocks), or None: a record that
+    names the session (a legacy header, ``session_meta``) is read into ``s``, and every
+    other one counted in ``stats`` as ignored."""
+    rtype = rec.get("type")
+    payload = rec.get("payload")
+    if "payload" not in rec and (rtype in ITEM_TYPES or "record_type" in rec):
+        s.legacy = True
+    if rtype is None and legacy_header(rec):
+        s.legacy = True
+        if s.session_id is None:
+            s.session_id = rec["id"] or None
+            s.header_ts = rec["timestamp"]
+            s.workdir = munge_workdir(rec.get("cwd"))
+            if s.workdir:
+                s.repo = repo_of(rec["cwd"].strip())
+        stats.ignored["session_header"] += 1
+        return None
+    if rtype is None and "record_type" in rec:
+        stats.ignored[f"record_type:{rec['record_type']}"] += 1
+        return None
+    if "payload" not in rec and rtype in ITEM_TYPES:
+        rtype, payload = "response_item", rec
+    if rtype == "session_meta" and isinstance(payload, dict):
+        if s.session_id is None:
+            sid = payload.get("id")
+            s.session_id = sid if isinstance(sid, str) and sid else None
+            s.workdir = munge_workdir(payload.get("cwd"))
+            if s.workdir:
+                s.repo = repo_of(payload["cwd"].strip())
+        stats.ignored["session_meta"] += 1
+        return None
+    if rtype != "response_item" or not isinstance(payload, dict):
+        stats.ignored[str(rtype)] += 1
+        return None
+    return payload
 
 
 def _env_cwd(blocks: list[Block]) -> tuple[str | None, str]:

@@ -96,26 +96,7 @@ def iter_json_lines(fp: IO[bytes], stats: FileStats) -> Iterator[dict[str, Any]]
             stats.skip(lineno, "number_too_long")
             continue
         except json.JSONDecodeError as e:
-            glued = _concatenated(line.decode("utf-8")) if e.msg == "Extra data" else []
-            if not glued:
-                stats.skip(lineno, bad)
-                continue
-            try:
-                glued, fixed = check_value(glued, line)
-            except TooDeep:
-                stats.skip(lineno, "too_deep")
-                continue
-            stats.repair(lineno, "concatenated_records")
-            if fixed:
-                stats.repair(lineno, "lone_surrogate")
-            for part in glued:
-                if part is None:  # a tail that does not parse: counted like any bad line
-                    stats.skip(lineno, bad)
-                elif not isinstance(part, dict):
-                    stats.skip(lineno, "not_object")
-                else:
-                    stats.records_kept += 1
-                    yield part
+            yield from _glued(line, e, bad, lineno, stats)
             continue
         del line
         if not isinstance(rec, dict):
@@ -125,6 +106,33 @@ def iter_json_lines(fp: IO[bytes], stats: FileStats) -> Iterator[dict[str, Any]]
             stats.repair(lineno, "lone_surrogate")
         stats.records_kept += 1
         yield rec
+
+
+def _glued(
+    line: bytes, e: json.JSONDecodeError, bad: str, lineno: int, stats: FileStats
+) -> Iterator[dict[str, Any]]:
+    """The records of a line that does not parse: several complete ones back to back
+    (``concatenated_records``), each read; any other line is skipped as ``bad``."""
+    glued = _concatenated(line.decode("utf-8")) if e.msg == "Extra data" else []
+    if not glued:
+        stats.skip(lineno, bad)
+        return
+    try:
+        glued, fixed = check_value(glued, line)
+    except TooDeep:
+        stats.skip(lineno, "too_deep")
+        return
+    stats.repair(lineno, "concatenated_records")
+    if fixed:
+        stats.repair(lineno, "lone_surrogate")
+    for part in glued:
+        if part is None:  # a tail that does not parse: counted like any bad line
+            stats.skip(lineno, bad)
+        elif not isinstance(part, dict):
+            stats.skip(lineno, "not_object")
+        else:
+            stats.records_kept += 1
+            yield part
 
 
 _DECODER = json.JSONDecoder()

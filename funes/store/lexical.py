@@ -279,6 +279,26 @@ class SearchStats:
     candidates: int = 0
 
 
+def _top_k(
+    parts: list[_Candidates], cands: list[np.ndarray], n_terms: int, k: int
+) -> list[tuple[str, float]]:
+    """The ``k`` best of the candidates (id, score), best first; ties by id."""
+    sc_parts, id_parts = [], []
+    for part, c in zip(parts, cands, strict=True):
+        sc = part.scores(c, n_terms)
+        if len(sc) > k:
+            # every document tied with the k-th best stays: the id breaks ties below
+            keep = sc >= np.partition(sc, len(sc) - k)[len(sc) - k]
+            c, sc = c[keep], sc[keep]
+        sc_parts.append(sc)
+        id_parts.append(np.asarray(part.seg.ids[c]))
+    sc = np.concatenate(sc_parts)
+    width = max(a.dtype.itemsize for a in id_parts)
+    ids = np.concatenate([a.astype(f"S{width}") for a in id_parts])
+    top = np.lexsort((ids, -sc))[:k]
+    return [(ids[i].decode("utf-8"), float(sc[i])) for i in top]
+
+
 class _Candidates:
     """One segment's documents found by a query so far (a flag per document) and the BM25
     part of each question term read for them, kept per term so the final score sums them in
@@ -459,26 +479,11 @@ def _merge_streaming(segments: Sequence[Segment], root: Path, name: str, total: 
         steps = -(-total // MERGE_STEP)
         for r in range(steps):
             lo, hi = (r << 64) // steps, ((r + 1) << 64) // steps
-            hs, ds, ts = [], [], []
-            for seg, live, remap in zip(segments, lives, remaps, strict=True):
-                terms = seg.terms
-                a = int(np.searchsorted(terms, np.uint64(lo)))
-                b = len(terms) if r == steps - 1 else int(np.searchsorted(terms, np.uint64(hi)))
-                if a == b:
-                    continue
-                ptr = np.asarray(seg.indptr[a : b + 1], dtype=np.int64)
-                docs = np.asarray(seg.docs[ptr[0] : ptr[-1]])
-                keep = live[docs]
-                hs.append(np.repeat(np.asarray(terms[a:b]), np.diff(ptr))[keep])
-                ds.append(remap[docs[keep]])
-                ts.append(np.asarray(seg.tfs[ptr[0] : ptr[-1]])[keep])
-                _drop_pages(seg)
-            if not hs:
+            step = _step_postings(segments, lives, remaps, lo, None if r == steps - 1 else hi)
+            if step is None:
                 continue
-            h, d, t = np.concatenate(hs), np.concatenate(ds), np.concatenate(ts)
-            del hs, ds, ts
-            if not len(h):
-                continue
+            h, d, t = step
+            del step
             order = np.lexsort((d, h))
             h, d, t = h[order], d[order], t[order]
             del order
@@ -498,13 +503,7 @@ def _merge_streaming(segments: Sequence[Segment], root: Path, name: str, total: 
             (tmp / "indptr.raw").write_bytes(np.zeros(1, np.int64).tobytes())
         for key, (n, dtype) in shapes.items():
             _raw_to_npy(tmp / f"{key}.raw", tmp / f"{key}.npy", n, np.dtype(dtype))
-        dl = np.concatenate(
-            [np.asarray(s.dl)[live] for s, live in zip(segments, lives, strict=True)]
-        )
-        idss = [np.asarray(s.ids)[live] for s, live in zip(segments, lives, strict=True)]
-        width = max((a.dtype.itemsize for a in idss), default=16)
-        np.save(tmp / "dl.npy", dl.astype(np.float32))
-        np.save(tmp / "ids.npy", np.concatenate([a.astype(f"S{width}") for a in idss]))
+        _save_documents(tmp, segments, lives)
         os.replace(tmp, root / name)
     except BaseException:
         files.close()
@@ -513,6 +512,46 @@ def _merge_streaming(segments: Sequence[Segment], root: Path, name: str, total: 
 
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _step_postings(
+    segments: Sequence[Segment],
+    lives: list[np.ndarray],
+    remaps: list[np.ndarray],
+    lo: int,
+    hi: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """One step of :func:`_merge_streaming`: the live postings of every segment whose term hash
+    is in [``lo``, ``hi``) (``hi`` None: to the end) as (hashes, merged doc numbers, tfs),
+    unsorted; None when there are none."""
+    hs, ds, ts = [], [], []
+    for seg, live, remap in zip(segments, lives, remaps, strict=True):
+        terms = seg.terms
+        a = int(np.searchsorted(terms, np.uint64(lo)))
+        b = len(terms) if hi is None else int(np.searchsorted(terms, np.uint64(hi)))
+        if a == b:
+            continue
+        ptr = np.asarray(seg.indptr[a : b + 1], dtype=np.int64)
+        docs = np.asarray(seg.docs[ptr[0] : ptr[-1]])
+        keep = live[docs]
+        hs.append(np.repeat(np.asarray(terms[a:b]), np.diff(ptr))[keep])
+        ds.append(remap[docs[keep]])
+        ts.append(np.asarray(seg.tfs[ptr[0] : ptr[-1]])[keep])
+        _drop_pages(seg)
+    if not hs:
+        return None
+    h, d, t = np.concatenate(hs), np.concatenate(ds), np.concatenate(ts)
+    del hs, ds, ts
+    return (h, d, t) if len(h) else None
+
+
+def _save_documents(tmp: Path, segments: Sequence[Segment], lives: list[np.ndarray]) -> None:
+    """The merged segment's live documents: their lengths and ids, in merged order."""
+    dl = np.concatenate([np.asarray(s.dl)[live] for s, live in zip(segments, lives, strict=True)])
+    idss = [np.asarray(s.ids)[live] for s, live in zip(segments, lives, strict=True)]
+    width = max((a.dtype.itemsize for a in idss), default=16)
+    np.save(tmp / "dl.npy", dl.astype(np.float32))
+    np.save(tmp / "ids.npy", np.concatenate([a.astype(f"S{width}") for a in idss]))
 
 
 _POSTINGS = ("terms", "indptr", "docs", "tfs")
@@ -659,6 +698,24 @@ class LexicalIndex:
         order = sorted((j for j in range(len(hashes)) if df[j]), key=lambda j: (-idf[j], j))
         bound = [sum(idf[j] for j in order[i + 1 :]) for i in range(len(order))]
         parts = [_Candidates(seg, avgdl, allow) for seg in segs]
+        cands = self._read_terms(parts, spans, order, bound, idf, k)
+        self.stats.candidates = sum(len(c) for c in cands)
+        if not self.stats.candidates:
+            return []
+        return _top_k(parts, cands, len(hashes), k)
+
+    def _read_terms(
+        self,
+        parts: list[_Candidates],
+        spans: list[list[tuple[int, int]]],
+        order: list[int],
+        bound: list[float],
+        idf: list[float],
+        k: int,
+    ) -> list[np.ndarray]:
+        """:meth:`search_tokens`' MaxScore pass: the terms in ``order`` read whole while a new
+        document could still win, then only looked up for the candidates found; returns the
+        candidates of each segment."""
         read, mass = 0, 0.0  # terms read whole, and their summed idf (a bound on any score)
         cands: list[np.ndarray] | None = None  # the candidates, once no new one can win
         members: list[np.ndarray] = []  # a flag per document for them, by segment
@@ -684,25 +741,7 @@ class LexicalIndex:
             read += 1
             mass += idf[j]
         self.stats.terms_read = read
-        if cands is None:
-            cands = [p.candidates() for p in parts]
-        self.stats.candidates = sum(len(c) for c in cands)
-        sc_parts, id_parts = [], []
-        for part, c in zip(parts, cands, strict=True):
-            sc = part.scores(c, len(hashes))
-            if len(sc) > k:
-                # every document tied with the k-th best stays: the id breaks ties below
-                keep = sc >= np.partition(sc, len(sc) - k)[len(sc) - k]
-                c, sc = c[keep], sc[keep]
-            sc_parts.append(sc)
-            id_parts.append(np.asarray(part.seg.ids[c]))
-        if not self.stats.candidates:
-            return []
-        sc = np.concatenate(sc_parts)
-        width = max(a.dtype.itemsize for a in id_parts)
-        ids = np.concatenate([a.astype(f"S{width}") for a in id_parts])
-        top = np.lexsort((ids, -sc))[:k]
-        return [(ids[i].decode("utf-8"), float(sc[i])) for i in top]
+        return [p.candidates() for p in parts] if cands is None else cands
 
     # ------------------------------------------------------------------ writing (locked)
 
