@@ -377,7 +377,7 @@ def answer(tool: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return error_result(neutralise(str(e)))
     except FunesError as e:
         return error_result(neutralise(f"{tool} error: {e}"))
-    except Exception as e:
+    except Exception as e:  # a bug fails its call, logged, never the server every client shares
         log.exception("%s failed", tool)
         return error_result(neutralise(f"{tool} error: {type(e).__name__}: {e}"))
 

@@ -139,6 +139,7 @@ def pending(memory: str | None = None) -> dict[str, Any] | None:
         counts = mem.counts()
         ids = mem.rows(columns=("id",)).column("id")
         duplicates = len(ids) - pc.count_distinct(ids).as_py()
+    # doctor reports what it can read: a memory it cannot is left out, never a traceback
     except Exception:
         return None
     state = IndexState.load(mem.path)

@@ -173,7 +173,7 @@ def _has_history(mem: Memory) -> bool:
     """Whether older table versions (or deleted rows) may still hold old text on disk."""
     try:
         return mem.version_count() > 1 or bool(deletion_files(mem.path))
-    except Exception:
+    except Exception:  # unsure (Lance's errors are untyped): old text may remain, so purge
         return True
 
 

@@ -240,7 +240,7 @@ class Memory:
         reader held (they purge old versions), reopen the memory and run it once more."""
         try:
             return read()
-        except Exception as e:
+        except (RuntimeError, OSError, ValueError) as e:  # how Lance says a file is gone
             if not files_vanished(e):
                 raise
         self.reopen()
@@ -640,6 +640,7 @@ class Memory:
                 w = MemoryWriter(self)
                 w.reconcile()
                 yield w
+            # any layer's error may say the disk is full (no_space); every other is re-raised
             except Exception as e:
                 if no_space(e):
                     raise DiskFull(self.label) from None
