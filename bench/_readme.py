@@ -834,6 +834,8 @@ def scale_section(r: dict[str, Any]) -> list[str]:
     row("warm recall after `funes optimize` (ANN index)", "same",
         after_opt("warm_optimized"))  # fmt: skip
     row("… with the pair model forced on", "same", after_opt("warm_optimized_pair"))
+    row("… pair model on, the memory opened per question (as the MCP server asks)", "same",
+        after_opt("warm_optimized_pair_mcp"))  # fmt: skip
     row("`funes recall` cold", "≤ 1.5 s CPU at 1M", cold("recall"))
     row("`funes status` cold", "≤ 0.4 s CPU at 1M", cold("status"))
     row("`funes get SESSION TURN` cold", "≤ 0.4 s CPU at 1M", cold("get"))

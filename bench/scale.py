@@ -26,7 +26,8 @@ and the load average at its start and end):
    too: a warm searcher reads what it keeps at its second question) without and with the pair model forced
    on (the shipped weights carry no pair stage: a stage over the first
    :data:`PAIR_HEAD` candidates with zero weights is added, so it times the model, not its
-   judgement), on the memory as indexed (flat vector search);
+   judgement), on the memory as indexed (flat vector search); after `funes optimize` also
+   as the MCP server asks (the memory opened anew for each question, inside the time);
 5. **cold** `funes recall`, `funes status` and `funes get SESSION TURN`: a new interpreter each,
    medians of :data:`COLD_RUNS` runs after one untimed;
 6. **append**: a hook's `funes index TRANSCRIPT --yes --no-embed` of one new session
@@ -377,8 +378,12 @@ def pair_weights(dest: Path) -> Path:
     return dest
 
 
-def warm(mem_path: Path, texts: list[str], weights: Path | None) -> dict[str, Any]:
-    """Step 4: a Searcher kept open; wall per question (p50, p90) and CPU of this process."""
+def warm(
+    mem_path: Path, texts: list[str], weights: Path | None, reopen: bool = False
+) -> dict[str, Any]:
+    """Step 4: a Searcher kept open; wall per question (p50, p90) and CPU of this process.
+    ``reopen``: the memory opened anew for each question, inside the time, as the MCP server
+    does (so hooks' appends are seen); the searcher is kept."""
     from funes.models import load_embedder
     from funes.retrieval import Query, Searcher
     from funes.store import open_memory
@@ -386,15 +391,21 @@ def warm(mem_path: Path, texts: list[str], weights: Path | None) -> dict[str, An
     load0 = loadavg()
     s = Searcher(open_memory(mem_path), load_embedder(), None,
                  weights=None if weights is None else str(weights))  # fmt: skip
+
+    def ask(q: str) -> None:
+        if reopen:
+            s.memory = open_memory(mem_path)
+        s.search(Query(q), now=NOW)
+
     first = []  # the warm-up questions' CPU: a searcher reads what it keeps at its first two
     for q in texts[:2]:
         c = time.process_time()
-        s.search(Query(q), now=NOW)
+        ask(q)
         first.append(round((time.process_time() - c) * 1000, 1))
     walls, cpus = [], []
     for q in texts:
         t, c = time.perf_counter(), time.process_time()
-        s.search(Query(q), now=NOW)
+        ask(q)
         walls.append(time.perf_counter() - t)
         cpus.append(time.process_time() - c)
     cpu = summary_ms(cpus)
@@ -581,6 +592,7 @@ def one_size(n: int, tmp: Path, quick: bool = False, work: Path = WORK) -> dict[
         step("disk_reaped", lambda: disk(mem, reap=True))
         step("warm_optimized", lambda: warm(mem, texts, None))
         step("warm_optimized_pair", lambda: warm(mem, texts, weights))
+        step("warm_optimized_pair_mcp", lambda: warm(mem, texts, weights, reopen=True))
         step("lexical_build", lambda: lexical_build(mem, env, cap))
         step("hub", lambda: hub_steps(mem, tmp, texts, cap, runs))
         step("scrub", lambda: proc(["funes", "scrub", "--json", "--memory", str(mem)], env, cap))

@@ -56,7 +56,9 @@ def test_every_step_runs_on_a_small_history_and_the_table_renders(tmp_path: Path
     assert idx["units"] == idx["units_at_text_tier"] > 0
     assert 20 < idx["peak_rss_mb"] < 4000 and idx["cpu_s"] > 0
     assert 0 < res["random_vectors"]["vectors"] + res["embed_behind"]["embedded"] <= res["chunks"]
-    for key in ("warm_flat", "warm_flat_pair", "warm_optimized", "warm_optimized_pair"):
+    warm = ("warm_flat", "warm_flat_pair", "warm_optimized", "warm_optimized_pair",
+            "warm_optimized_pair_mcp")  # fmt: skip
+    for key in warm:
         assert res[key]["n"] == 8 and res[key]["p50_ms"] > 0, key
     for name in ("recall", "status", "get"):
         assert res["cold"][name]["runs"] == 2 and "failed" not in res["cold"][name], name
