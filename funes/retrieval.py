@@ -149,7 +149,8 @@ def rank_pool(
     """Recall's order of ``pool`` from its first-stage ``logits``: the pair stage over the
     first stage's head when there is one (``pair_of(head)`` gives the pair model's logit of
     each head row, as float32), a cross-encoder's scores of the head of that order added on
-    the logit scale (``rerank_of(head)``), and the verdict's signals of the final order.
+    the logit scale (``rerank_of(head)``; they are added to ``logits`` in place), and the
+    verdict's signals of the final order.
     Training (bench/train_ranker.py) calls it with pair logits it computed ahead, so the
     verdict it is fit on is the one recall computes."""
     # lazy: numpy stays off fast commands' start-up
