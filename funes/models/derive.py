@@ -6,8 +6,10 @@ onnxruntime's dynamic int8 quantisation **per channel**: per-tensor scales drop 
 fp32 to ≈ 0.875 on long chunks and ``reduce_range`` to ≈ 0.66, per-channel keeps it ≥ 0.985.
 Before quantising, the attention mask's work is cut out (:func:`unmasked`): funes never pads, so
 the mask is all ones and that work (a fifth of a 256-token call) changes no bit of the output.
-The result is kept only if every calibration text embeds within that cosine of the fp32
-computation; otherwise the fp32 graph is used and the decision is remembered.
+Then each layer's attention and GELU, exported as a dozen small nodes, become one onnxruntime
+kernel each (:func:`fused`): ≈ 15 % of a call. The result is kept only if every calibration
+text embeds within that cosine of the fp32 computation; otherwise the graph is derived again
+without the fusions, then the fp32 graph is used, and the decision is remembered.
 
 Cache layout (under cache_dir()/models/), keyed by the source sha256 and the recipe version:
 ``<key>.json`` (the record: accepted?, cosine, the graph's file name and sha256) and
@@ -32,7 +34,8 @@ from funes.models.pins import ModelError, cache_dir, sha256_file
 
 # Bump when the derivation or how its graph is run changes, so old caches are not reused: the
 # record's cosine is measured with the graph as it runs. 3: run without SkipLayerNormFusion.
-RECIPE = 3
+# 4: attention and GELU fused (fused()).
+RECIPE = 4
 MIN_COSINE = 0.985
 # onnxruntime fuses each residual Add + LayerNormalization of the int8 graph into one
 # SkipLayerNormalization kernel that costs ≈ 0.5 ms per 256-token call, against ≈ 0.06 ms for
@@ -49,6 +52,7 @@ class Derived:
     min_cosine: float
     record: Path
     derived_now: bool
+    fusions: dict[str, int] | None = None  # fused(): kernels made, when derived now
 
 
 def cache_key(source_sha256: str) -> str:
@@ -89,8 +93,6 @@ def derive(source: Path, source_sha256: str, embed: EmbedFn) -> Derived:
     """Build, check and cache the int8 graph (a few seconds, once per machine)."""
     # lazy: numpy and onnxruntime stay off fast commands' start-up
     import numpy as np
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     from funes.models import _runtime
 
@@ -109,29 +111,23 @@ def derive(source: Path, source_sha256: str, embed: EmbedFn) -> Derived:
     tmp = Path(tmp_name)
     plain = tmp.with_suffix(".fp32.onnx")
     try:
-        # The fp32 graph goes through a file and the reference session opens after the
-        # quantiser is done: the proto, the quantiser's copies and that session at once peaked
-        # at 787 MB, this way at 490 MB (a first `funes index` derives it in its own process).
-        onnx.save(unmasked(dequantised(onnx.load(str(source)))), plain)
-        gc.collect()  # the protos' cycles, ≈ 200 MB, before the quantiser makes its own copies
-        quiet = logging.getLogger()
-        level = quiet.level
-        quiet.setLevel(logging.ERROR)  # quantize_dynamic suggests pre-processing on every call
-        try:
-            quantize_dynamic(plain, tmp, per_channel=True, weight_type=QuantType.QInt8)
-        finally:
-            quiet.setLevel(level)
-        plain.unlink()
-        ref = embed(_runtime.session(source, "embedder"))
-        got = embed(session(tmp))
-        min_cos = float(np.min(np.sum(ref * got, axis=1)))
-        accepted = min_cos >= MIN_COSINE
+        ref = None
+        for fuse in (True, False):  # without the fusions only if the fused graph drifted
+            fusions = _quantised(source, plain, tmp, fuse)
+            if ref is None:
+                ref = embed(_runtime.session(source, "embedder"))
+            got = embed(session(tmp))
+            min_cos = float(np.min(np.sum(ref * got, axis=1)))
+            accepted = min_cos >= MIN_COSINE
+            if accepted or not any(fusions.values()):
+                break
         rec: dict[str, Any] = {
             "source_sha256": source_sha256,
             "recipe": RECIPE,
             "accepted": accepted,
             "min_cosine": round(min_cos, 6),
             "threshold": MIN_COSINE,
+            "fused": fusions,
             "derived_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         graph: Path | None = None
@@ -141,7 +137,7 @@ def derive(source: Path, source_sha256: str, embed: EmbedFn) -> Derived:
             os.replace(tmp, graph)
             rec.update(file=graph.name, sha256=sha)
         _write_atomic(where, json.dumps(rec, indent=1) + "\n")
-        return Derived(graph, min_cos, where, True)
+        return Derived(graph, min_cos, where, True, fusions)
     except OSError as e:
         raise ModelError(
             f"cannot write the derived embedder graph under {out_dir}: {e.strerror}; "
@@ -150,6 +146,32 @@ def derive(source: Path, source_sha256: str, embed: EmbedFn) -> Derived:
     finally:
         tmp.unlink(missing_ok=True)
         plain.unlink(missing_ok=True)
+
+
+def _quantised(source: Path, plain: Path, out: Path, fuse: bool) -> dict[str, int]:
+    """Write the per-channel int8 graph of ``source`` to ``out`` (``plain``: scratch); return
+    the kernels :func:`fused` made (none when ``fuse`` is false)."""
+    # lazy: onnx and the quantiser stay off fast commands' start-up
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # The fp32 graph goes through a file and the reference session opens after the quantiser
+    # is done: the proto, the quantiser's copies and that session at once peaked at 787 MB,
+    # this way at 490 MB (a first `funes index` derives it in its own process).
+    model = unmasked(dequantised(onnx.load(str(source))))
+    fusions = fused(model) if fuse else {"MultiHeadAttention": 0, "Gelu": 0}
+    onnx.save(model, plain)
+    del model
+    gc.collect()  # the protos' cycles, ≈ 200 MB, before the quantiser makes its own copies
+    quiet = logging.getLogger()
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # quantize_dynamic suggests pre-processing on every call
+    try:
+        quantize_dynamic(plain, out, per_channel=True, weight_type=QuantType.QInt8)
+    finally:
+        quiet.setLevel(level)
+    plain.unlink()
+    return fusions
 
 
 def session(path: Path) -> Any:
@@ -258,20 +280,214 @@ def unmasked(model: Any) -> Any:
         for k, name in enumerate(n.input):
             if name in alias:
                 n.input[k] = resolve(name)
-    # Drop what no output reads any more (the mask's subgraph, the guards' IsNaN).
+    _keep_live(g, kept)  # drops the mask's subgraph and the guards' IsNaN
+    return model
+
+
+def fused(model: Any) -> dict[str, int]:
+    """Rewrite, in place, each attention and each exact (erf) GELU of a BERT-style export into
+    one onnxruntime contrib kernel: ``MultiHeadAttention`` and ``Gelu`` (domain com.microsoft).
+    Returns how many of each were made.
+
+    The exporter writes attention as head-split Reshape/Transposes of Q, K, V, a scale split in
+    two ``Mul``s (one on Q, one on K), MatMul, Softmax, MatMul and a head merge: ≈ 30 nodes a
+    layer that onnxruntime's own fusions do not recognise, whose Transposes and separate passes
+    cost ≈ 10 % of a 256-token call; its GELU is five elementwise passes over the widest
+    activation (Div, Erf, Add, Mul, Mul), ≈ 5 %. The same arithmetic in one kernel: vectors
+    within float rounding of the unfused graph's (cosine ≥ 0.9998 at 256 tokens, measured in
+    tests/test_derive_fused.py). For unpadded sequences only, like :func:`unmasked` (no mask
+    is given to the kernel). A pattern that does not match exactly is left as it is."""
+    # lazy: numpy and onnx stay off fast commands' start-up
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    g = model.graph
+    const = {t.name: t for t in g.initializer}
+    producer = {o: n for n in g.node for o in n.output}
+    outputs = {o.name for o in g.output}
+    readers: dict[str, list[Any]] = {}
+    for n in g.node:
+        for name in n.input:
+            readers.setdefault(name, []).append(n)
+
+    def scalar(name: str) -> float | None:
+        t = const.get(name)
+        if t is None:
+            return None
+        a = numpy_helper.to_array(t)
+        return float(a.reshape(())) if a.size == 1 else None
+
+    def only_reader(name: str) -> Any:
+        """The one node reading ``name``'s values (a Shape reads none), if only one does."""
+        r = [n for n in readers.get(name, []) if n.op_type != "Shape"]
+        return r[0] if len(r) == 1 and name not in outputs else None
+
+    def perm(n: Any) -> list[int]:
+        return next((list(a.ints) for a in n.attribute if a.name == "perm"), [])
+
+    def trail(name: str) -> tuple[str, list[Any], float] | None:
+        """Back from an attention MatMul's input through head-split layout ops and scalar
+        scales to the (batch, tokens, hidden) tensor: (its name, the layout ops from it
+        outward, the product of the scales)."""
+        ops: list[Any] = []
+        scale = 1.0
+        while (n := producer.get(name)) is not None and only_reader(name) is not None:
+            if n.op_type in ("Reshape", "Transpose"):
+                ops.append(n)
+            elif n.op_type in ("Mul", "Div") and (c := scalar(n.input[1])) is not None and c:
+                scale *= c if n.op_type == "Mul" else 1.0 / c
+            else:
+                break
+            name = n.input[0]
+        ops.reverse()
+        if not ops or ops[0].op_type != "Reshape":
+            return None
+        return name, ops, scale
+
+    def shape_of(reshape: Any) -> list[int | None]:
+        """The target shape of a Reshape, a constant or a Concat of parts (None: not constant)."""
+        shape = reshape.input[1]
+        if shape in const:
+            return [int(x) for x in numpy_helper.to_array(const[shape]).reshape(-1)]
+        c = producer.get(shape)
+        if c is None or c.op_type != "Concat":
+            return []
+        dims: list[int | None] = []
+        for i in c.input:
+            if i not in const:
+                dims.append(None)  # one dimension each (batch, tokens), read from a Shape
+            else:
+                dims.extend(int(x) for x in numpy_helper.to_array(const[i]).reshape(-1))
+        return dims
+
+    def width(name: str) -> int | None:
+        """The last dimension of a projection's output: its bias's size, or its weight's."""
+        n = producer.get(name)
+        if n is not None and n.op_type in ("Add", "MatMul"):
+            for i in n.input[1 if n.op_type == "MatMul" else 0 :]:
+                if i in const and len(const[i].dims) == (1 if n.op_type == "Add" else 2):
+                    return int(const[i].dims[-1])
+            if n.op_type == "Add":
+                return next((w for i in n.input if (w := width(i)) is not None), None)
+        return None
+
+    def heads_of(x: tuple[str, list[Any], float], merge: Any) -> tuple[int, int] | None:
+        """(heads, head size) of an attention input split by a Reshape to (batch, tokens,
+        heads, head size) and merged back to (batch, tokens, hidden); the exporter writes
+        the head count and the hidden size -1 (inferred), so the hidden size is read from
+        the projection's weights."""
+        hidden = width(x[0])
+        s4, s3 = shape_of(x[1][0]), shape_of(merge)
+        if hidden is None or len(s4) != 4 or len(s3) != 3 or s4[3] is None:
+            return None
+        size = s4[3]
+        if size <= 0 or hidden % size or s4[2] not in (-1, hidden // size):
+            return None
+        return (hidden // size, size) if s3[2] in (-1, hidden) else None
+
+    swap_last = ([0, 2, 1], [0, 1, 3, 2])
+    swaps: dict[int, Any] = {}  # id(node to replace) → the fused node
+    counts = {"MultiHeadAttention": 0, "Gelu": 0}
+    for s in g.node:
+        if s.op_type != "Softmax" or any(
+            a.name == "axis" and a.i not in (-1, 3) for a in s.attribute
+        ):
+            continue
+        m1 = producer.get(s.input[0])
+        m2 = only_reader(s.output[0])
+        if m1 is None or m1.op_type != "MatMul" or m2 is None or m2.op_type != "MatMul":
+            continue
+        if m2.input[0] != s.output[0] or only_reader(m1.output[0]) is not s:
+            continue
+        q, k, v = trail(m1.input[0]), trail(m1.input[1]), trail(m2.input[1])
+        t = only_reader(m2.output[0])
+        r = only_reader(t.output[0]) if t is not None else None
+        if q is None or k is None or v is None or r is None or r.op_type != "Reshape":
+            continue
+        if t.op_type != "Transpose" or perm(t) != [0, 2, 1, 3] or v[2] != 1.0:
+            continue
+        heads = heads_of(q, r)
+        if heads is None or any(heads_of(x, r) != heads for x in (k, v)):
+            continue
+        kinds = [
+            [x.op_type + str(perm(x)) for x in ops if x.op_type == "Transpose"]
+            for ops in (q[1], k[1], v[1])
+        ]
+        head_split = "Transpose[0, 2, 1, 3]"
+        k_ok = kinds[1] == ["Transpose[0, 2, 3, 1]"] or (
+            len(kinds[1]) == 2
+            and kinds[1][0] == head_split
+            and kinds[1][1] in (f"Transpose{p}" for p in swap_last)
+        )
+        if kinds[0] != [head_split] or kinds[2] != [head_split] or not k_ok:
+            continue
+        swaps[id(r)] = helper.make_node(
+            "MultiHeadAttention",
+            [q[0], k[0], v[0]],
+            [r.output[0]],
+            name=f"{r.name or r.output[0]}_fused_attention",
+            domain="com.microsoft",
+            num_heads=heads[0],
+            scale=float(np.float32(q[2] * k[2])),
+        )
+        counts["MultiHeadAttention"] += 1
+
+    root2 = 2.0**0.5
+    for e in g.node:
+        if e.op_type != "Erf":
+            continue
+        d = producer.get(e.input[0])
+        if d is None or only_reader(d.output[0]) is not e:
+            continue
+        c = scalar(d.input[1])
+        if c is None or not (
+            (d.op_type == "Div" and abs(c - root2) < 1e-6)
+            or (d.op_type == "Mul" and abs(c - 1 / root2) < 1e-6)
+        ):
+            continue
+        x = d.input[0]
+        a = only_reader(e.output[0])
+        h = only_reader(a.output[0]) if a is not None and a.op_type == "Add" else None
+        last = only_reader(h.output[0]) if h is not None and h.op_type == "Mul" else None
+        if a is None or h is None or last is None or last.op_type != "Mul":
+            continue
+        one = next((scalar(i) for i in a.input if i != e.output[0]), None)
+        half = next((scalar(i) for i in h.input if i != a.output[0]), None)
+        other = [i for i in last.input if i != h.output[0]]
+        if one != 1.0 or half != 0.5 or other != [x]:
+            continue
+        swaps[id(last)] = helper.make_node(
+            "Gelu",
+            [x],
+            [last.output[0]],
+            name=f"{last.name or x}_fused_gelu",
+            domain="com.microsoft",
+        )
+        counts["Gelu"] += 1
+
+    if swaps:
+        _keep_live(g, [swaps.get(id(n), n) for n in g.node])
+        if not any(o.domain == "com.microsoft" for o in model.opset_import):
+            model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return counts
+
+
+def _keep_live(g: Any, nodes: list[Any]) -> None:
+    """Set ``g``'s nodes to ``nodes`` less those no graph output reads, and drop the
+    initializers nothing reads any more."""
     needed = {o.name for o in g.output}
     live = []
-    for n in reversed(kept):
+    for n in reversed(nodes):
         if any(o in needed for o in n.output):
             live.append(n)
             needed.update(i for i in n.input if i)
     live.reverse()
     del g.node[:]
     g.node.extend(live)
-    inits = [t for t in g.initializer if t.name in needed]
-    del g.initializer[:]
-    g.initializer.extend(inits)
-    return model
+    # In place: extending the field with the kept ones would copy every weight (≈ 90 MB).
+    for k in reversed(range(len(g.initializer))):
+        if g.initializer[k].name not in needed:
+            del g.initializer[k]
 
 
 def _write_atomic(path: Path, text: str) -> None:
