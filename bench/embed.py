@@ -6,7 +6,10 @@ Measures (medians over --reps runs; the machine is shared and noisy):
 - embedding throughput (chunks/s) on a fixed sample of eval-dev's chunks, 1 vs 2 workers,
   with the other core idle and with it busy (a spinning process);
 - model load time in a fresh process: cold (derives the int8 graph) and warm (cached);
-- cosine of the int8 graph to the exact fp32 computation, per chunk;
+- CPU per call at 32/64/128/256 tokens and chunks per CPU-second, the derived graph against
+  the same graph without derive.fused (recipe 3, what funes ran before the attention and GELU
+  were fused), the two in turn;
+- cosine of the int8 graph to the exact fp32 computation, per chunk, and to recipe 3's graph;
 - batches of texts of the same token count (no padding): each row's cosine to its vector
   alone, and CPU against one text per call (why funes runs one sequence per call);
 - what `funes index --embed-tool-results head` leaves unembedded: the share of chunks and of
@@ -61,6 +64,7 @@ def run(ctx: Any) -> dict[str, Any]:
         res["load"] = load_times(cache, reps, cold_runs=1)
         res["throughput"] = throughput(sample, reps, busy=(False,))
         res["per_length"] = per_length(texts, 7 if quick else 21)
+        res["cpu_rate"] = cpu_rate(sample, reps)
         res["cosine_int8_vs_fp32"] = cosine_vs_fp32(sample[: 10 if quick else 40])
         res["same_length_batches"] = same_length_batches(sample)
         res["tool_results_head"] = head_share(ROOT.parent / "shared" / "eval-dev")
@@ -102,6 +106,7 @@ def main() -> int:
     result["load"] = load_times(cache, args.reps)
     result["throughput"] = throughput(sample, args.reps)
     result["per_length"] = per_length(texts, 21)
+    result["cpu_rate"] = cpu_rate(sample, args.reps)
     result["cosine_int8_vs_fp32"] = cosine_vs_fp32(texts if args.cosine_all else sample[:100])
     result["same_length_batches"] = same_length_batches(sample)
     result["tool_results_head"] = head_share(Path(args.eval_dev))
@@ -226,21 +231,38 @@ def throughput(
     return res
 
 
+def unfused_graph() -> Path:
+    """The derived graph as recipe 3 made it (no derive.fused), built once per process: the
+    A side of the A/B figures."""
+    global _UNFUSED
+    if _UNFUSED is None:
+        from funes.models import derive
+        from funes.models.embedder import verified_source
+
+        d = Path(tempfile.mkdtemp(prefix="funes-bench-unfused-"))
+        derive._quantised(verified_source(), d / "plain.onnx", d / "unfused.onnx", fuse=False)
+        _UNFUSED = d / "unfused.onnx"
+    return _UNFUSED
+
+
+_UNFUSED: Path | None = None
+
+
 def per_length(texts: list[str], reps: int) -> dict[str, Any]:
-    """CPU of one call (this thread's, so another engineer's load counts little) at 32, 128 and
-    256 tokens on the derived graph, as funes runs it and with the onnxruntime fusions it leaves
-    out (derive.UNFUSED) put back: medians of ``reps`` calls, the two sessions in turn."""
-    from funes.models import _runtime, derive, load_embedder
+    """CPU of one call (this thread's, so another engineer's load counts little) at 32, 64, 128
+    and 256 tokens: the derived graph as funes runs it against recipe 3's (no derive.fused),
+    medians of ``reps`` calls, the two sessions in turn."""
+    from funes.models import derive, load_embedder
 
     emb = load_embedder()
     assert emb.path is not None
-    sessions = {"funes": emb._session, "fused": _runtime.session(emb.path, "fused")}
+    sessions = {"funes": emb._session, "unfused": derive.session(unfused_graph())}
     names = {i.name for i in emb._session.get_inputs()}
     by_len: dict[int, list[int]] = {}
     for e in emb._tok.encode_batch(texts):
         by_len.setdefault(len(e.ids), e.ids)
-    out: dict[str, Any] = {"unfused": list(derive.UNFUSED)}
-    for n in (32, 128, 256):
+    out: dict[str, Any] = {"unfused": list(derive.UNFUSED), "loadavg": os.getloadavg()[0]}
+    for n in (32, 64, 128, 256):
         ids = by_len.get(n) or next(v for k, v in sorted(by_len.items()) if k >= n)
         x = np.asarray(ids, dtype=np.int64)[None, :]
         feed = {
@@ -259,13 +281,45 @@ def per_length(texts: list[str], reps: int) -> dict[str, Any]:
                 times[k].append(time.thread_time() - c)
         for k, ts in times.items():
             out[f"{k}_{len(ids)}_ms"] = round(statistics.median(ts) * 1000, 2)
+        out[f"ratio_{len(ids)}"] = round(
+            statistics.median(times["funes"]) / statistics.median(times["unfused"]), 3
+        )
     return out
+
+
+def cpu_rate(sample: list[str], reps: int) -> dict[str, Any]:
+    """Chunks embedded per CPU-second (user + system of this process, the pool's workers
+    included) on the sample, the derived graph against recipe 3's, in turn: the figure a
+    shared machine does not distort much; two idle cores give at most twice it."""
+    from funes.models import derive, load_embedder
+    from funes.models.embedder import Embedder
+
+    emb = load_embedder()
+    base = Embedder(derive.session(unfused_graph()), emb._tok)
+    runs: dict[str, list[float]] = {"funes": [], "unfused": []}
+    for e in (emb, base):
+        e.embed(sample[:8])
+    load = os.getloadavg()[0]
+    for _ in range(reps):
+        for k, e in (("funes", emb), ("unfused", base)):
+            c = time.process_time()
+            e.embed(sample)
+            runs[k].append(len(sample) / (time.process_time() - c))
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    return {
+        "chunks": len(sample),
+        "funes_chunks_per_cpu_s": round(med["funes"], 1),
+        "unfused_chunks_per_cpu_s": round(med["unfused"], 1),
+        "ratio": round(med["funes"] / med["unfused"], 3),
+        "loadavg": [round(load, 2), round(os.getloadavg()[0], 2)],
+    }
 
 
 def cosine_vs_fp32(texts: list[str]) -> dict[str, Any]:
     """Exact fp32 computation (the pinned graph, which dequantises its int8 storage and computes
     in fp32) against the derived per-channel int8 graph, on the same chunks."""
-    from funes.models import _runtime, load_embedder
+    from funes.models import _runtime, derive, load_embedder
+    from funes.models.derive import MIN_COSINE
     from funes.models.embedder import Embedder, load_tokenizer, verified_source
 
     emb = load_embedder()
@@ -274,12 +328,25 @@ def cosine_vs_fp32(texts: list[str]) -> dict[str, Any]:
     t = time.perf_counter()
     exact = fp32.embed(texts)
     t_fp = time.perf_counter() - t
-    cos = np.sum(exact * emb.embed(texts), axis=1)
+    got = emb.embed(texts)
+    cos = np.sum(exact * got, axis=1)
+    before = Embedder(derive.session(unfused_graph()), emb._tok).embed(texts)
+    cos_before = np.sum(exact * before, axis=1)
+    drift = np.sum(before * got, axis=1)
     return {
         "chunks": len(texts),
         "min": round(float(cos.min()), 4),
+        "p1": round(float(np.percentile(cos, 1)), 4),
         "p5": round(float(np.percentile(cos, 5)), 4),
         "median": round(float(np.median(cos)), 4),
+        "below_bound": int(np.sum(cos < MIN_COSINE)),
+        "unfused_min_p1_median_below": [
+            round(float(cos_before.min()), 4),
+            round(float(np.percentile(cos_before, 1)), 4),
+            round(float(np.median(cos_before)), 4),
+            int(np.sum(cos_before < MIN_COSINE)),
+        ],
+        "vs_unfused_min_median": [round(float(drift.min()), 5), round(float(np.median(drift)), 5)],
         "fp32_chunks_per_s_2_workers": round(len(texts) / t_fp, 1),
     }
 
@@ -449,6 +516,28 @@ def table(r: dict[str, Any]) -> str:
         f"{c['min']} / {c['p5']} / {c['median']} |",
         f"| fp32 graph throughput (2 workers) | {c['fp32_chunks_per_s_2_workers']} chunks/s |",
         f"| default workers chosen | {rec['default_threads']} |",
+        "",
+        "Derived graph (attention and GELU fused) against recipe 3's (unfused), in turn:",
+        "",
+        "| measure | unfused | derived | ratio |",
+        "|---|---|---|---|",
+    ]
+    pl, cr = r["per_length"], r["cpu_rate"]
+    for n in (32, 64, 128, 256):
+        if f"ratio_{n}" in pl:
+            rows.append(
+                f"| one call, {n} tokens, CPU ms (median of runs) | {pl[f'unfused_{n}_ms']} | "
+                f"{pl[f'funes_{n}_ms']} | {pl[f'ratio_{n}']} |"
+            )
+    rows += [
+        f"| {cr['chunks']} chunks per CPU-second | {cr['unfused_chunks_per_cpu_s']} | "
+        f"{cr['funes_chunks_per_cpu_s']} | {cr['ratio']} |",
+        f"| cosine to fp32: min / median, chunks < bound | "
+        f"{c['unfused_min_p1_median_below'][0]} / {c['unfused_min_p1_median_below'][2]}, "
+        f"{c['unfused_min_p1_median_below'][3]} | {c['min']} / {c['median']}, "
+        f"{c['below_bound']} | |",
+        f"| cosine derived to unfused: min / median | | "
+        f"{c['vs_unfused_min_median'][0]} / {c['vs_unfused_min_median'][1]} | |",
         "",
         f"Cross-encoder (MiniLM-L6-shaped), {rr['pairs']} pairs, {rr['threads']} workers, "
         f"max pool within a {rec['rerank_budget_ms']:.0f} ms rerank budget",
