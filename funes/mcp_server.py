@@ -393,9 +393,8 @@ def build_server(default_memory: str | None = None, warm_now: bool = False) -> "
     """The MCP server object, tools registered; nothing heavy is loaded until a tool runs, or
     the first handshake is answered — or at once with ``warm_now`` (the HTTP server, which
     every agent of the machine shares, loads the models before its first client comes)."""
-    # lazy: mcp and pydantic stay off fast commands' start-up
+    # lazy: mcp stays off fast commands' start-up
     from mcp.server.mcpserver import MCPServer
-    from pydantic import Field
 
     memories = Memories(default_memory)
     # lazy: the sources registry names the agents, only when a server is built
@@ -405,6 +404,15 @@ def build_server(default_memory: str | None = None, warm_now: bool = False) -> "
     server = MCPServer(
         name="funes", version=funes.__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
+    _warm_behind(server, memories, warm_now)
+    _add_recall(server, memories, agents)
+    _add_readers(server, memories, agents)
+    return server
+
+
+def _warm_behind(server: "MCPServer", memories: Memories, warm_now: bool) -> None:
+    """Load the models and open the memory behind the first handshake (or at once, with
+    ``warm_now``), on a thread of its own."""
     warming = threading.Event()
 
     async def warm_after_initialize(ctx: Any, call_next: Any) -> Any:
@@ -420,6 +428,13 @@ def build_server(default_memory: str | None = None, warm_now: bool = False) -> "
     if warm_now:
         warming.set()
         threading.Thread(target=warm, args=(memories, True), name="funes-warm", daemon=True).start()
+
+
+def _add_recall(server: "MCPServer", memories: Memories, agents: str) -> None:
+    """The `recall` tool; ``agents`` names the agents its ``harness`` takes."""
+    # lazy: pydantic stays off fast commands' start-up
+    from pydantic import Field
+
     # Optional strings default to "" (blank = absent): a plain string schema suits every client.
     Memory_ = Annotated[str, Field(description=MEMORY_HELP)]
 
@@ -456,6 +471,13 @@ def build_server(default_memory: str | None = None, warm_now: bool = False) -> "
             "recall", recall, memories, query, k, block_type, harness, memory, role, since, until
         )
 
+
+def _add_readers(server: "MCPServer", memories: Memories, agents: str) -> None:
+    """The tools that read what a memory holds: `get`, `sessions`, `sketch`, `scan`, `status`."""
+    # lazy: pydantic stays off fast commands' start-up
+    from pydantic import Field
+
+    Memory_ = Annotated[str, Field(description=MEMORY_HELP)]
     Seq_ = Annotated[
         int | None, Field(description="a turn's seq (as `get`, `scan` and `sessions` print it)")
     ]
@@ -539,8 +561,6 @@ def build_server(default_memory: str | None = None, warm_now: bool = False) -> "
     def status_tool(memory: Memory_ = "") -> Any:
         with _LOADING:
             return answer("status", status, memories, memory)
-
-    return server
 
 
 def serve(default_memory: str | None = None) -> None:

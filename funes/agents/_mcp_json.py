@@ -212,45 +212,76 @@ def mcp_json_agent(
     ``entry(ctx)``, or ``http_entry(url)`` when ``ctx.mcp_url`` names the machine's
     `funes mcp --http` server; and, with ``hooks``, the index hook on ``hooks.events`` (with
     ``plugin``, the plugin files that run it)."""
-    hooked = hooks is not None or plugin is not None
+    w = _Wiring(name, config, entry, key, http_entry, hooks, plugin)
+    return Agent(
+        name, w.add, w.remove, w.status, hook_transcript=hook_transcript, hooked=w.hooked, ask=ask
+    )
 
-    def wanted(ctx: Context) -> dict[str, Any]:
-        return http_entry(ctx.mcp_url) if ctx.mcp_url else entry(ctx)
 
-    # A bound Hub memory is published at the agent's session end, else after each index run.
-    push_at_end = hooks is not None and bool(hooks.push_events)
+@dataclass(frozen=True)
+class _Wiring:
+    """What :func:`mcp_json_agent` was given, and the `add`, `remove` and `status` it makes."""
 
-    def push_after_index(ctx: Context) -> str | None:
-        return ctx.push_memory if hooked and not push_at_end else None
+    name: str
+    config: Callable[[Context], Path]
+    entry: Callable[[Context], dict[str, Any]]
+    key: str
+    http_entry: Callable[[str], dict[str, Any]]
+    hooks: Hooks | None
+    plugin: Plugin | None
 
-    def command(ctx: Context) -> str:
-        script = str(script_dir(ctx, name) / INDEX_SCRIPT)
-        return hook_command(script, name, ctx.funes_bin, ctx.index_memory, push_after_index(ctx))
+    @property
+    def hooked(self) -> bool:
+        return self.hooks is not None or self.plugin is not None
 
-    def push_command(ctx: Context) -> str | None:
-        if not (push_at_end and ctx.push_memory):
+    @property
+    def push_at_end(self) -> bool:
+        """A bound Hub memory is published at the agent's session end, else after each index
+        run."""
+        return self.hooks is not None and bool(self.hooks.push_events)
+
+    def wanted(self, ctx: Context) -> dict[str, Any]:
+        return self.http_entry(ctx.mcp_url) if ctx.mcp_url else self.entry(ctx)
+
+    def push_after_index(self, ctx: Context) -> str | None:
+        return ctx.push_memory if self.hooked and not self.push_at_end else None
+
+    def command(self, ctx: Context) -> str:
+        script = str(script_dir(ctx, self.name) / INDEX_SCRIPT)
+        return hook_command(
+            script, self.name, ctx.funes_bin, ctx.index_memory, self.push_after_index(ctx)
+        )
+
+    def push_command(self, ctx: Context) -> str | None:
+        if not (self.push_at_end and ctx.push_memory):
             return None
-        script = str(script_dir(ctx, name) / PUSH_SCRIPT)
-        return hook_command(script, name, ctx.funes_bin, ctx.push_memory)
+        script = str(script_dir(ctx, self.name) / PUSH_SCRIPT)
+        return hook_command(script, self.name, ctx.funes_bin, ctx.push_memory)
 
-    def command_args(ctx: Context) -> list[str]:
-        script = str(script_dir(ctx, name) / INDEX_SCRIPT)
-        return hook_args(script, name, ctx.funes_bin, ctx.index_memory, push_after_index(ctx))
+    def command_args(self, ctx: Context) -> list[str]:
+        script = str(script_dir(ctx, self.name) / INDEX_SCRIPT)
+        return hook_args(
+            script, self.name, ctx.funes_bin, ctx.index_memory, self.push_after_index(ctx)
+        )
 
-    def push_where(ctx: Context) -> str:
+    def push_where(self, ctx: Context) -> str:
         """Where the push runs, as `add` says it and `doctor` lists it."""
-        if push_at_end:
-            assert hooks is not None
-            return ", ".join(hooks.push_events)
+        if self.push_at_end:
+            assert self.hooks is not None
+            return ", ".join(self.hooks.push_events)
         return AFTER_INDEX
 
-    def mcp_part(ctx: Context) -> _Part:
+    # ------------------------------------------------------------------ the parts of the files
+
+    def mcp_part(self, ctx: Context) -> _Part:
+        key = self.key
+
         def put(doc: dict[str, Any]) -> dict[str, Any]:
             servers = doc.get(key)
             if servers is not None and not isinstance(servers, dict):
                 raise ConfigError(f"its {key!r} is not an object")
             new = copy.deepcopy(doc)
-            new.setdefault(key, {})[SERVER] = wanted(ctx)
+            new.setdefault(key, {})[SERVER] = self.wanted(ctx)
             return new
 
         def strip(doc: dict[str, Any]) -> dict[str, Any]:
@@ -265,10 +296,10 @@ def mcp_json_agent(
 
         return _Part(f"MCP server {SERVER} ({key}.{SERVER})", put, strip, has, (key,), {})
 
-    def hooks_part(ctx: Context, h: Hooks) -> _Part:
+    def hooks_part(self, ctx: Context, h: Hooks) -> _Part:
         def put(doc: dict[str, Any]) -> dict[str, Any]:
             base = doc or dict(h.skeleton)  # a file funes creates starts as the skeleton
-            return merge_hooks(base, h.desired(command(ctx), push_command(ctx)), h.ours)
+            return merge_hooks(base, h.desired(self.command(ctx), self.push_command(ctx)), h.ours)
 
         def strip(doc: dict[str, Any]) -> dict[str, Any]:
             return merge_hooks(doc, {}, h.ours) if "hooks" in doc else doc
@@ -278,89 +309,68 @@ def mcp_json_agent(
 
         what = f"index hook on {', '.join(h.events)}"
         if ctx.push_memory:
-            what += f" (push of {ctx.push_memory}: {push_where(ctx)})"
+            what += f" (push of {ctx.push_memory}: {self.push_where(ctx)})"
         return _Part(what, put, strip, has, ("hooks",), h.skeleton)
 
-    def parts(ctx: Context) -> dict[Path, list[_Part]]:
-        out: dict[Path, list[_Part]] = {config(ctx): [mcp_part(ctx)]}
-        if hooks is not None:
-            out.setdefault(hooks.file(ctx), []).append(hooks_part(ctx, hooks))
+    def parts(self, ctx: Context) -> dict[Path, list[_Part]]:
+        out: dict[Path, list[_Part]] = {self.config(ctx): [self.mcp_part(ctx)]}
+        if self.hooks is not None:
+            out.setdefault(self.hooks.file(ctx), []).append(self.hooks_part(ctx, self.hooks))
         return out
 
-    def add(ctx: Context, res: Result) -> None:
-        if hooked:
-            script = script_dir(ctx, name) / INDEX_SCRIPT
-            wrote = install_script(script)
-            res.did(f"hook script {ctx.show(script)}" + ("" if wrote else ", unchanged"), wrote)
-            push = script_dir(ctx, name) / PUSH_SCRIPT
-            if sync_push_script(ctx, push) and ctx.push_memory:
-                res.did(f"push script {ctx.show(push)}")
-        if plugin is not None:
-            for path, data in plugin.files(ctx, command_args(ctx)).items():
-                wrote = write_if_changed(path, data)
-                on = ", ".join(plugin.events)
-                if ctx.push_memory:
-                    on += f"; push of {ctx.push_memory}: {AFTER_INDEX}"
-                what = f"plugin {ctx.show(path)} (index hook on {on})"
-                res.did(what if wrote else f"{what}, unchanged", wrote)
-        for path, ps in parts(ctx).items():
-            try:
-                doc, raw = load_json_object(path)
-                assert doc is not None
-                new = doc
-                for p in ps:
-                    new = p.put(new)
-            except ConfigError as e:
-                what = " and ".join(p.what for p in ps)
-                res.problem(f"{ctx.show(path)}: {e}; left untouched — add the {what} by hand")
-                continue
-            pristine = not any(p.has(doc) for p in ps)
-            wrote = write_json_user_file(ctx, path, doc, raw, new, pristine)
-            for p in ps:
-                where = f"{p.what} in {ctx.show(path)}"
-                res.did(where if wrote else f"{where}, unchanged", wrote)
-        if not hooked:
+    # ------------------------------------------------------------------ add
+
+    def add(self, ctx: Context, res: Result) -> None:
+        if self.hooked:
+            self._add_scripts(ctx, res)
+        if self.plugin is not None:
+            self._add_plugin(ctx, res, self.plugin)
+        for path, ps in self.parts(ctx).items():
+            _add_parts(ctx, res, path, ps)
+        if not self.hooked:
             then = SCHEDULED_PUSH.format(bin=ctx.funes_bin, memory=ctx.push_memory)
             res.did(SCHEDULE.format(bin=ctx.funes_bin, push=then if ctx.push_memory else ""), False)
 
-    def remove(ctx: Context, res: Result) -> None:
-        for path, ps in parts(ctx).items():
-            try:
-                doc, raw = load_json_object(path)
-            except ConfigError as e:
-                res.problem(f"{e}; left untouched — remove funes' entries by hand")
-                continue
-            assert doc is not None
-            there = [p for p in ps if p.has(doc)]
-            if raw is None or not there:
-                res.did(f"nothing of funes in {ctx.show(path)}", False)
-                continue
-            stripped = doc
-            for p in ps:
-                stripped = p.strip(stripped)
-            containers = tuple(c for p in ps for c in p.containers)
-            skeleton = {k: v for p in ps for k, v in p.skeleton.items()}
-            created = Originals(ctx).load(path) == Originals.ABSENT
-            restore_json_user_file(ctx, path, stripped, raw, containers, skeleton)
-            if created and not path.exists():  # and the folders funes made for it
-                prune_dirs(path.parent, ctx.home)
-            res.did(f"removed the {' and '.join(p.what for p in there)} from {ctx.show(path)}")
-        if plugin is not None:
-            for path in plugin.files(ctx, command_args(ctx)):
+    def _add_scripts(self, ctx: Context, res: Result) -> None:
+        script = script_dir(ctx, self.name) / INDEX_SCRIPT
+        wrote = install_script(script)
+        res.did(f"hook script {ctx.show(script)}" + ("" if wrote else ", unchanged"), wrote)
+        push = script_dir(ctx, self.name) / PUSH_SCRIPT
+        if sync_push_script(ctx, push) and ctx.push_memory:
+            res.did(f"push script {ctx.show(push)}")
+
+    def _add_plugin(self, ctx: Context, res: Result, plugin: Plugin) -> None:
+        for path, data in plugin.files(ctx, self.command_args(ctx)).items():
+            wrote = write_if_changed(path, data)
+            on = ", ".join(plugin.events)
+            if ctx.push_memory:
+                on += f"; push of {ctx.push_memory}: {AFTER_INDEX}"
+            what = f"plugin {ctx.show(path)} (index hook on {on})"
+            res.did(what if wrote else f"{what}, unchanged", wrote)
+
+    # ------------------------------------------------------------------ remove
+
+    def remove(self, ctx: Context, res: Result) -> None:
+        for path, ps in self.parts(ctx).items():
+            _remove_parts(ctx, res, path, ps)
+        if self.plugin is not None:
+            for path in self.plugin.files(ctx, self.command_args(ctx)):
                 if remove_file(path):
                     res.did(f"deleted {ctx.show(path)}")
                     prune_dirs(path.parent, ctx.home)
-        if hooked and remove_tree(script_dir(ctx, name)):
-            res.did(f"deleted {ctx.show(script_dir(ctx, name))}")
+        if self.hooked and remove_tree(script_dir(ctx, self.name)):
+            res.did(f"deleted {ctx.show(script_dir(ctx, self.name))}")
             prune_dirs(ctx.integrations, ctx.home)
 
-    def status(ctx: Context) -> dict[str, Any]:
-        path = config(ctx)
+    # ------------------------------------------------------------------ status
+
+    def status(self, ctx: Context) -> dict[str, Any]:
+        path = self.config(ctx)
         mcp: bool | None
         try:
             doc, _ = load_json_object(path)
-            servers = (doc or {}).get(key)
-            mcp = isinstance(servers, dict) and same(servers.get(SERVER), wanted(ctx))
+            servers = (doc or {}).get(self.key)
+            mcp = isinstance(servers, dict) and same(servers.get(SERVER), self.wanted(ctx))
             if isinstance(servers, dict) and SERVER in servers and not mcp:
                 mcp = True  # registered, with another binary or memory
         except ConfigError:
@@ -372,58 +382,108 @@ def mcp_json_agent(
             "script_current": False,
             "commands": [],
             "mcp": mcp,
-            "mcp_source": f"{ctx.show(path)} {key}.{SERVER}",
+            "mcp_source": f"{ctx.show(path)} {self.key}.{SERVER}",
         }
-        if not hooked:
+        if not self.hooked:
             st["note"] = (
                 "no hook: sessions are indexed by `funes index` (and a Hub memory published "
                 "by `funes push`), run by hand or on a schedule"
             )
             return st
-        script = script_dir(ctx, name) / INDEX_SCRIPT
+        script = script_dir(ctx, self.name) / INDEX_SCRIPT
         st["script"] = str(script) if script.exists() else None
         st["script_current"] = scripts_current(script)
-        st.update(push_script_status(script_dir(ctx, name) / PUSH_SCRIPT))
-        if plugin is not None:
-            first = next(iter(plugin.files(ctx, command_args(ctx))))
-            st["hooks_file"] = str(first)
-            if not first.exists():
-                return st
-            # what the plugin was written with (a memory, a push), not what this call names
-            args = plugin.installed_args(first.read_bytes()) or command_args(ctx)
-            st["hooks"] = list(plugin.events)
-            st["push_hooks"] = [AFTER_INDEX] if "--push" in args else []
-            st["commands"] = [shell_join(["bash", *args])]
-            if any(
-                not p.exists() or p.read_bytes() != data
-                for p, data in plugin.files(ctx, args).items()
-            ):
-                st["note"] = f"the plugin is out of date: rerun `funes add {name}`"
+        st.update(push_script_status(script_dir(ctx, self.name) / PUSH_SCRIPT))
+        if self.plugin is not None:
+            self._plugin_status(ctx, st, self.plugin)
             return st
-        assert hooks is not None
-        st["hooks_file"] = str(hooks.file(ctx))
-        try:
-            hdoc, _ = load_json_object(hooks.file(ctx))
-        except ConfigError as e:
-            st["note"] = str(e)
-            return st
-        hdoc = hdoc or {}
-        ours = {
-            event: [_command_of(item) for item in hdoc["hooks"][event] if hooks.ours(item)]
-            for event in funes_events(hdoc, hooks.ours)
-        }
-        index = {e: [c for c in cs if PUSH_SCRIPT not in c] for e, cs in ours.items()}
-        st["hooks"] = [e for e, cs in index.items() if cs]
-        st["push_hooks"] = [e for e, cs in ours.items() if any(PUSH_SCRIPT in c for c in cs)]
-        if any("--push" in c for cs in index.values() for c in cs):
-            st["push_hooks"].append(AFTER_INDEX)
-        st["commands"] = [c for cs in ours.values() for c in cs]
-        why = hooks.off(hdoc) if hooks.off is not None and st["hooks"] else None
-        if why:
-            st["note"] = why
+        assert self.hooks is not None
+        _hooks_status(ctx, st, self.hooks)
         return st
 
-    return Agent(name, add, remove, status, hook_transcript=hook_transcript, hooked=hooked, ask=ask)
+    def _plugin_status(self, ctx: Context, st: dict[str, Any], plugin: Plugin) -> None:
+        """The index hook as the plugin files say it (into ``st``)."""
+        first = next(iter(plugin.files(ctx, self.command_args(ctx))))
+        st["hooks_file"] = str(first)
+        if not first.exists():
+            return
+        # what the plugin was written with (a memory, a push), not what this call names
+        args = plugin.installed_args(first.read_bytes()) or self.command_args(ctx)
+        st["hooks"] = list(plugin.events)
+        st["push_hooks"] = [AFTER_INDEX] if "--push" in args else []
+        st["commands"] = [shell_join(["bash", *args])]
+        if any(
+            not p.exists() or p.read_bytes() != data for p, data in plugin.files(ctx, args).items()
+        ):
+            st["note"] = f"the plugin is out of date: rerun `funes add {self.name}`"
+
+
+def _add_parts(ctx: Context, res: Result, path: Path, ps: list[_Part]) -> None:
+    """Put funes' parts ``ps`` into the user's file ``path`` (one read, one write)."""
+    try:
+        doc, raw = load_json_object(path)
+        assert doc is not None
+        new = doc
+        for p in ps:
+            new = p.put(new)
+    except ConfigError as e:
+        what = " and ".join(p.what for p in ps)
+        res.problem(f"{ctx.show(path)}: {e}; left untouched — add the {what} by hand")
+        return
+    pristine = not any(p.has(doc) for p in ps)
+    wrote = write_json_user_file(ctx, path, doc, raw, new, pristine)
+    for p in ps:
+        where = f"{p.what} in {ctx.show(path)}"
+        res.did(where if wrote else f"{where}, unchanged", wrote)
+
+
+def _remove_parts(ctx: Context, res: Result, path: Path, ps: list[_Part]) -> None:
+    """Take funes' parts ``ps`` out of the user's file ``path``: the user's own bytes back when
+    nothing else changed, the file (and the folders funes made for it) gone if funes made it."""
+    try:
+        doc, raw = load_json_object(path)
+    except ConfigError as e:
+        res.problem(f"{e}; left untouched — remove funes' entries by hand")
+        return
+    assert doc is not None
+    there = [p for p in ps if p.has(doc)]
+    if raw is None or not there:
+        res.did(f"nothing of funes in {ctx.show(path)}", False)
+        return
+    stripped = doc
+    for p in ps:
+        stripped = p.strip(stripped)
+    containers = tuple(c for p in ps for c in p.containers)
+    skeleton = {k: v for p in ps for k, v in p.skeleton.items()}
+    created = Originals(ctx).load(path) == Originals.ABSENT
+    restore_json_user_file(ctx, path, stripped, raw, containers, skeleton)
+    if created and not path.exists():  # and the folders funes made for it
+        prune_dirs(path.parent, ctx.home)
+    res.did(f"removed the {' and '.join(p.what for p in there)} from {ctx.show(path)}")
+
+
+def _hooks_status(ctx: Context, st: dict[str, Any], hooks: Hooks) -> None:
+    """The index (and push) hooks as the agent's hooks file holds them (into ``st``)."""
+    st["hooks_file"] = str(hooks.file(ctx))
+    try:
+        hdoc, _ = load_json_object(hooks.file(ctx))
+    except ConfigError as e:
+        st["note"] = str(e)
+        return
+    hdoc = hdoc or {}
+    ours = {
+        event: [_command_of(item) for item in hdoc["hooks"][event] if hooks.ours(item)]
+        for event in funes_events(hdoc, hooks.ours)
+    }
+    index = {e: [c for c in cs if PUSH_SCRIPT not in c] for e, cs in ours.items()}
+    st["hooks"] = [e for e, cs in index.items() if cs]
+    st["push_hooks"] = [e for e, cs in ours.items() if any(PUSH_SCRIPT in c for c in cs)]
+    if any("--push" in c for cs in index.values() for c in cs):
+        st["push_hooks"].append(AFTER_INDEX)
+    st["commands"] = [c for cs in ours.values() for c in cs]
+    why = hooks.off(hdoc) if hooks.off is not None and st["hooks"] else None
+    if why:
+        st["note"] = why
 
 
 def _command_of(item: Any) -> str:
