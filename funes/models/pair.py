@@ -187,7 +187,7 @@ def open_pair_model(
     tok_path = d / "tokenizer.json"
     try:
         tok = Tokenizer.from_file(str(tok_path))
-    except Exception as e:
+    except Exception as e:  # tokenizers raises its own untyped Exception
         raise ModelError(f"cannot read the pair model tokenizer {tok_path}: {e}") from None
     tok.no_truncation()
     tok.no_padding()

@@ -148,7 +148,7 @@ def find_reranker() -> RerankerFiles | None:
         try:
             target = plugins.load(value)
             d = Path(target() if callable(target) else target)
-        except Exception as e:
+        except Exception as e:  # a plug-in's own code: whatever it raises is said in one line
             raise ModelError(
                 f"the reranker package entry point {name!r} ({value}) failed to load: {e}"
             ) from None
@@ -201,6 +201,7 @@ def fetch_reranker() -> Path:
                 p: str = hf_hub_download(
                     RERANKER_PIN.repo, remote, revision=RERANKER_PIN.revision, local_dir=tmp
                 )
+            # the Hub client's errors are many (HTTP, offline, disk): each said in one line
             except Exception as e:
                 reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
                 raise ModelError(
@@ -286,7 +287,7 @@ def _load(files: RerankerFiles, max_length: int | None) -> Reranker:
             )
     try:
         tok = Tokenizer.from_file(str(files.tokenizer))
-    except Exception as e:
+    except Exception as e:  # tokenizers raises its own untyped Exception
         raise ModelError(f"cannot read the reranker tokenizer {files.tokenizer}: {e}") from None
     length = max_length or RERANKER_PIN.max_length
     tok.enable_truncation(max_length=length, strategy="longest_first")
