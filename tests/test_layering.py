@@ -365,11 +365,6 @@ def runtime_edges(sources: dict[str, str]) -> dict[str, set[str]]:
 # Circles the code has today, each closed by an import inside a function or a late import; a
 # change that breaks one takes it off this list, and nothing may join it.
 KNOWN_CIRCLES = [
-    # _common re-exports the helpers of _cli, _hooks and _userfiles (imported at its end), which
-    # import Context and Result from it.
-    {"funes.agents._common", "funes.agents._cli", "funes.agents._hooks", "funes.agents._userfiles"},
-    # the package re-exports routing (imported at its end), which reads the registry from it.
-    {"funes.sources", "funes.sources.routing"},
     # memory's reader searches through the ANN index and its writer (writer, maintenance) builds
     # it; ann.build, run behind the writers, opens a memory from inside a function.
     {"funes.store.memory", "funes.store.writer", "funes.store.maintenance", "funes.store.ann"},

@@ -10,7 +10,7 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
-from funes.agents._common import Context, Result
+from funes.agents._context import Context, Result
 from funes.agents._files import remove_file, write_if_changed
 
 CLI_TIMEOUT = 120

@@ -1,5 +1,5 @@
-"""What every agent integration shares: where to install (``Context``), what `add`/`remove` did
-(``Result``), and — re-exported from the modules split by concern — file writes (``_files``),
+"""What every agent integration shares, re-exported from the modules split by concern: where to
+install (``Context``) and what `add`/`remove` did (``Result``) (``_context``), file writes (``_files``),
 the hook scripts and entries (``_hooks``), the user's JSON files (``_userfiles``) and the
 agents' CLIs (``_cli``).
 
@@ -11,71 +11,7 @@ remove` puts back the user's exact bytes when the only difference is funes' own 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
-
-from funes.errors import FunesError
-from funes.hub.spec import is_remote
-
-
-class ConfigError(FunesError):
-    """A user's config file funes cannot read safely; it is left untouched."""
-
-
-@dataclass
-class Context:
-    """Where and what to install: ``home`` is ``$HOME`` (never ``$FUNES_HOME``)."""
-
-    home: Path
-    funes_bin: str
-    memory: str | None = None
-    mcp_url: str | None = None  # register this `funes mcp --http` URL instead of a stdio server
-
-    @property
-    def push_memory(self) -> str | None:
-        """The Hub memory the session-boundary hooks publish to (None: no push hooks)."""
-        return self.memory if self.memory and is_remote(self.memory) else None
-
-    @property
-    def index_memory(self) -> str | None:
-        """The memory the index hook writes: a local one (a Hub memory is fed by push)."""
-        return None if self.push_memory else self.memory
-
-    @property
-    def integrations(self) -> Path:
-        return self.home / ".funes" / "integrations"
-
-    def show(self, path: Path) -> str:
-        """``path`` with ``$HOME`` written as ``~``, for output."""
-        try:
-            return "~/" + str(path.relative_to(self.home))
-        except ValueError:
-            return str(path)
-
-
-@dataclass
-class Result:
-    """What one `add`/`remove` did, what the user must do by hand, and what went wrong."""
-
-    agent: str
-    done: list[str] = field(default_factory=list)
-    manual: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    changed: bool = False
-
-    def did(self, msg: str, changed: bool = True) -> None:
-        self.done.append(msg)
-        self.changed = self.changed or changed
-
-    def todo(self, cmd: str) -> None:
-        self.manual.append(cmd)
-
-    def problem(self, msg: str) -> None:
-        self.problems.append(msg)
-
-
-# Imported last: these modules use Context, Result and ConfigError above.
-from funes.agents._cli import (  # noqa: E402
+from funes.agents._cli import (
     CLI_TIMEOUT,
     Registrations,
     cli_error,
@@ -87,14 +23,15 @@ from funes.agents._cli import (  # noqa: E402
     unregister,
     which,
 )
-from funes.agents._files import (  # noqa: E402
+from funes.agents._context import ConfigError, Context, Result
+from funes.agents._files import (
     packaged,
     prune_dirs,
     remove_file,
     remove_tree,
     write_if_changed,
 )
-from funes.agents._hooks import (  # noqa: E402
+from funes.agents._hooks import (
     AGENT_CASES,
     COMMON_SCRIPT,
     INDEX_SCRIPT,
@@ -121,7 +58,7 @@ from funes.agents._hooks import (  # noqa: E402
     sync_push_script,
     with_agent_cases,
 )
-from funes.agents._userfiles import (  # noqa: E402
+from funes.agents._userfiles import (
     Originals,
     dump_like,
     load_json_object,

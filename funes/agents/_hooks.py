@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from funes.agents._common import ConfigError, Context
+from funes.agents._context import ConfigError, Context
 from funes.agents._files import packaged, remove_file, write_if_changed
 from funes.agents._registry import Agent, registry
 

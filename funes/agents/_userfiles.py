@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from funes.agents._common import ConfigError, Context
+from funes.agents._context import ConfigError, Context
 from funes.agents._files import prune_dirs, remove_file, write_if_changed
 
 

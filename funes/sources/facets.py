@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from funes.records import Block, Turn, fix_surrogates
 
 if TYPE_CHECKING:
-    from funes.sources import FileStats
+    from funes.sources.base import FileStats
 
 
 # ---------------------------------------------------------------------------- timestamps

@@ -15,7 +15,7 @@ from funes.records import NumberTooLong, TooDeep, check_value, load_json
 from funes.sources.facets import display_path
 
 if TYPE_CHECKING:
-    from funes.sources import FileStats
+    from funes.sources.base import FileStats
 
 
 def irregular(p: Path) -> str | None:

@@ -15,7 +15,7 @@ from typing import IO, Any
 
 from funes.errors import FunesError, UsageError
 from funes.records import Turn, fix_surrogates
-from funes.sources import FileStats, Source, get_source, known_roots, registry
+from funes.sources.base import FileStats, Source, get_source, known_roots, registry
 from funes.sources.facets import display_path
 from funes.sources.jsonl import irregular, iter_json_lines, open_regular
 
