@@ -41,7 +41,8 @@ and the load average at its start and end):
    indexes the table's rows in memory) and then its writer (indexes them again, persisted) —
    the cost of rebuilding it from the table;
 9. **push** of the memory to the loopback Hub server of the tests (tests/hubserver: repos held
-   in this process's memory) with `funes push --create --yes`, then `funes recall` of it from
+   in this process's memory; .lance and binary files taken by LFS, as the Hub does) with
+   `funes push --create --yes`, then `funes recall` of it from
    another home: cold (empty HF cache, the download included) and warm (cached);
 10. `funes scrub --json` (gitleaks, next to this Python), the last step: it rewrites what it
     redacts.
@@ -494,14 +495,18 @@ def hub_steps(
     sys.path.insert(0, str(ROOT / "tests"))
     from hubserver import HubServer
 
-    hub = HubServer().start()
+    # The Hub takes .lance and binary files by LFS (Xet), streamed from disk; a server taking
+    # them inline, base64 in the commit's body, measured huggingface_hub's buffer of that body
+    # (7.8 GB at 1M chunks), not funes. This one speaks LFS, not Xet: HF_HUB_DISABLE_XET below.
+    hub = HubServer(lfs=True).start()
     hub.add_user("bench", "hf_bench")
 
     def env_of(root: Path) -> dict[str, str]:
         e = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
         return {**e, "HOME": str(root), "FUNES_HOME": str(root / "funes"),
                 "HF_HOME": str(root / "hf"), "HF_ENDPOINT": hub.url, "HF_TOKEN": "hf_bench",
-                "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}  # fmt: skip
+                "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+                "HF_HUB_DISABLE_XET": "1"}  # fmt: skip
 
     out: dict[str, Any] = {}
     try:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 BlockKey = tuple[str, str, int]
 # Rows of text read and scanned at a time (one scanner run each): about 15 MB of text.
 GATE_ROWS = 10_000
+SESSION_SCAN_ROWS = 65_536  # rows of (id, session id) read at a time to find the sessions
 
 
 @dataclass
@@ -38,23 +39,27 @@ def scan(memory: Memory, ids: Sequence[str], batch_rows: int = GATE_ROWS) -> Gat
     """Gate ``ids``: their sessions are read and scanned ``batch_rows`` rows at a time (whole
     sessions, so every block is whole), one scanner run per batch — the memory held is one
     batch's, however many rows are pushed."""
-    # lazy: funes.chunking, the detectors' patterns, funes.secrets.scanner, pyarrow and numpy stay off fast commands' start-up
+    # lazy: funes.chunking, the detectors' patterns, funes.secrets.scanner, pyarrow and numpy
+    # (under the IdSet) stay off fast commands' start-up
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from funes.chunking import reassemble
     from funes.secrets import find
     from funes.secrets.scanner import scan_texts
+    from funes.store.idset import IdSet
 
     if not ids:
         return GateResult([], [])
-    want = set(ids)
-    table = memory.rows(columns=("id", "session_id"))
-    mine = table.column("session_id").filter(
-        pc.is_in(table.column("id"), value_set=pa.array(list(want), pa.utf8()))
-    )
-    sessions = set(mine.fill_null("").to_pylist())
-    del table, mine
+    # The ids 8 bytes each and the sessions found a batch at a time: a million ids pushed held
+    # ~300 MB here as a set of str, the table's two columns and their Python strings.
+    want = IdSet([ids])
+    value_set = pa.array(ids, pa.utf8())
+    sessions: set[str] = set()
+    for b in memory.scan_batches(("id", "session_id"), SESSION_SCAN_ROWS):
+        mine = b.column("session_id").filter(pc.is_in(b.column("id"), value_set=value_set))
+        sessions.update(pc.unique(mine.fill_null("")).to_pylist())
+    del value_set
     res = GateResult([], [])
     held: set[str] = set()
     cols = ("id", "session_id", "turn_uuid", "block_idx", "split_idx", "text")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -207,23 +208,26 @@ class MemoryWriter:
         import pyarrow as pa
 
         ids = self.ids
-        added: list[str] = []
-        pairs: list[tuple[str, str | None]] = []
-        waiting = 0
+        # What the run appended, in memory that does not grow with its rows: a million pushed
+        # rows kept as str ids and (session, harness) pairs held ~250 MB until the commit.
+        added = IdSet()
+        pairs: Counter[tuple[str, str | None]] = Counter()
+        waiting = written = 0
 
         def arrow() -> Iterator[pa.RecordBatch]:
-            nonlocal waiting
+            nonlocal waiting, written
             for chunks in batches:
                 new = [c for c in chunks if c.id not in ids]
                 if not new:
                     continue
-                if not redacted and not added:  # before the first row lands
+                if not redacted and not written:  # before the first row lands
                     redaction.invalidate(self.memory.path)
                 for c in new:
                     ids.add(c.id)
-                    added.append(c.id)
+                    added.add(c.id)
+                written += len(new)
                 data = chunks_to_arrow(new, self.memory)
-                pairs.extend((c.session_id, c.harness) for c in new)
+                pairs.update((c.session_id, c.harness) for c in new)
                 waiting += sum(1 for c in new if waits(c, self.memory.tool_results))
                 # Not committed: the manifest written after the table commit names them.
                 self.memory.lexical.append([c.id for c in new], lexical_texts(new))
@@ -237,16 +241,15 @@ class MemoryWriter:
         try:
             self._table.add(pa.RecordBatchReader.from_batches(first.schema, _chain(first, stream)))
         except BaseException:
-            for i in added:
-                ids.discard(i)
+            ids.difference_update(added)
             self.memory.lexical = LexicalIndex.open(self.memory.path / "lexical")
             raise
         self.memory.reload()
         if before is not None:
-            before.add_rows(pairs, waiting)
+            before.add_rows(list(pairs.elements()), waiting)
         self._counts_after(before)
         self.memory.lexical.commit(self.memory.version)
-        return len(added)
+        return written
 
     def replace(self, remove: Sequence[str], chunks: Sequence[Chunk]) -> None:
         """Remove the rows ``remove`` and store ``chunks`` in their place, in one table commit

@@ -2,8 +2,11 @@
 
 It speaks the subset of the Hugging Face Hub API that huggingface_hub 2.x uses for repo
 creation, commits, listing and downloads: whoami, create repo (409 if it
-exists), settings, repo info (`sha`, `private`, `siblings`), preupload (always `regular`, so the
-LFS/xet paths are never taken), NDJSON commits with base64 files and `parentCommit` (412 when it
+exists), settings, repo info (`sha`, `private`, `siblings`), preupload (`regular` for every file,
+so the LFS/xet paths are never taken — or, with ``HubServer(lfs=True)``, `lfs` where the Hub
+says so: files the repo's .gitattributes marks, files over 10 MB and binary ones, uploaded by the
+LFS batch API's basic transfer: the client must run with HF_HUB_DISABLE_XET=1, this server speaks
+no Xet), NDJSON commits with base64 files, `lfsFile` entries and `parentCommit` (412 when it
 is not the head), recursive tree listing, commits, paths-info, refs (with the `converts` of a
 dataset: `refs/convert/parquet`, see ``convert()``), and `resolve` with
 `X-Repo-Commit`/`ETag`/`Content-Length` and `Range` → 206. Tree, repo info and resolve answer
@@ -25,6 +28,7 @@ even on errors. Every request is logged (method, path, status, bytes in/out) so 
 from __future__ import annotations
 
 import base64
+import fnmatch
 import hashlib
 import json
 import threading
@@ -38,6 +42,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 REPO_TYPES = {"datasets": "dataset", "models": "model", "spaces": "space"}
 GITATTRIBUTES = b"*.lance filter=lfs diff=lfs merge=lfs -text\n"
+LFS_SIZE = 10_000_000  # the Hub takes a file this large by LFS, whatever its name
+LFS_UPLOAD = "lfs-upload"  # /lfs-upload/<sha256>: where the batch API sends a client's PUT
+LFS_BATCH = ["info", "lfs", "objects", "batch"]  # after /{datasets/}OWNER/NAME.git/
 
 
 def git_oid(data: bytes) -> str:
@@ -115,9 +122,14 @@ class HubError(Exception):
 class HubServer:
     """The server and its state; ``start()`` serves from a daemon thread."""
 
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, lfs: bool = False) -> None:
         self.users: dict[str, User] = {}
         self.repos: dict[tuple[str, str], Repo] = {}
+        # Answer preupload as the Hub does (LFS for large, binary and .gitattributes-marked
+        # files) instead of `regular` for all: a client then streams those files from disk
+        # rather than base64 in the commit's body.
+        self.lfs = lfs
+        self.lfs_objects: dict[str, bytes] = {}  # sha256 → content, uploaded, not yet committed
         self.log: list[RequestRecord] = []
         self.lock = threading.RLock()
         self.commit_delay = 0.0  # seconds to hold a commit open (to force races in tests)
@@ -207,8 +219,12 @@ class HubServer:
             return list(self.log)
 
     def uploaded_bytes(self) -> int:
-        """Request body bytes of commit calls (what a push sent)."""
-        return sum(r.bytes_in for r in self.requests() if "/commit/" in r.path)
+        """Request body bytes of commit calls and LFS uploads (what a push sent)."""
+        return sum(
+            r.bytes_in
+            for r in self.requests()
+            if "/commit/" in r.path or r.path.startswith(f"/{LFS_UPLOAD}/")
+        )
 
 
 def _commit(
@@ -320,6 +336,8 @@ class _Handler(BaseHTTPRequestHandler):
             return _json({"errors": [], "warnings": []})
         if parts[:3] == ["api", "repos", "create"] and method == "POST":
             return self._create(json.loads(body or b"{}"), user)
+        if len(parts) == 2 and parts[0] == LFS_UPLOAD and method == "PUT":
+            return self._lfs_put(parts[1], body)
         if len(parts) >= 4 and parts[0] == "api" and parts[1] in REPO_TYPES:
             rtype, repo_id, rest = REPO_TYPES[parts[1]], f"{parts[2]}/{parts[3]}", parts[4:]
             return self._api(method, rtype, repo_id, rest, query, body, user)
@@ -328,6 +346,9 @@ class _Handler(BaseHTTPRequestHandler):
             rtype, parts = REPO_TYPES[parts[0]], parts[1:]
         else:
             rtype = "model"
+        if parts[1:2] and parts[1].endswith(".git") and parts[2:] == LFS_BATCH and method == "POST":
+            repo_id = f"{parts[0]}/{parts[1][: -len('.git')]}"
+            return self._lfs_batch(rtype, repo_id, json.loads(body or b"{}"), user)
         if len(parts) >= 5 and parts[2] == "resolve":
             # Revisions may be url-quoted with slashes inside (refs%2Fconvert%2F…): re-split raw.
             raw = [p for p in url.path.split("/") if p]
@@ -479,7 +500,7 @@ class _Handler(BaseHTTPRequestHandler):
                 files.append(
                     {
                         "path": f["path"],
-                        "uploadMode": "regular",
+                        "uploadMode": "lfs" if self._is_lfs(commit, f) else "regular",
                         "shouldIgnore": False,
                         "oid": git_oid(have) if have is not None else None,
                     }
@@ -569,7 +590,10 @@ class _Handler(BaseHTTPRequestHandler):
                     for p in [p for p in files if p.startswith(prefix)]:
                         del files[p]
                 elif key == "lfsFile":
-                    raise HubError(400, None, "LFS is not supported by the test server")
+                    data = self.hub.lfs_objects.get(v.get("oid", ""))
+                    if not self.hub.lfs or data is None or len(data) != v.get("size"):
+                        raise HubError(400, None, f"no LFS object uploaded for {v.get('path')}")
+                    files[v["path"]] = data
             c = _commit(
                 repo.head.oid,
                 header.get("summary", ""),
@@ -587,6 +611,47 @@ class _Handler(BaseHTTPRequestHandler):
                 "hookOutput": "",
             }
         )
+
+    def _is_lfs(self, commit: Commit, f: dict[str, Any]) -> bool:
+        """The Hub's choice for a file to upload: LFS when .gitattributes marks it, when it is
+        over 10 MB, or when its 512-byte sample is binary (a NUL byte)."""
+        if not self.hub.lfs:
+            return False
+        path = f["path"]
+        for line in commit.files.get(".gitattributes", b"").decode().splitlines():
+            pattern, *attrs = line.split()
+            if "filter=lfs" in attrs and (
+                fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path.rsplit("/", 1)[-1], pattern)
+            ):
+                return True
+        sample = base64.b64decode(f.get("sample") or "")
+        return int(f.get("size") or 0) > LFS_SIZE or b"\0" in sample
+
+    def _lfs_batch(
+        self, rtype: str, repo_id: str, doc: dict[str, Any], user: User | None
+    ) -> tuple[int, dict[str, str], bytes]:
+        """The LFS batch API, uploads only, basic transfer: where to PUT each object not stored
+        yet (an object already stored gets no action, as on the Hub)."""
+        with self.hub.lock:
+            self._repo(rtype, repo_id, user, write=True)
+        if not self.hub.lfs:
+            raise HubError(400, None, "LFS is not enabled on this test server")
+        if doc.get("operation") != "upload" or "basic" not in doc.get("transfers", ["basic"]):
+            raise HubError(400, None, "only uploads by the basic transfer")
+        out = []
+        for o in doc.get("objects", []):
+            obj: dict[str, Any] = {"oid": o["oid"], "size": o["size"], "authenticated": True}
+            if o["oid"] not in self.hub.lfs_objects:
+                obj["actions"] = {"upload": {"href": f"{self.hub.url}/{LFS_UPLOAD}/{o['oid']}"}}
+            out.append(obj)
+        return _json({"transfer": "basic", "objects": out})
+
+    def _lfs_put(self, oid: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        if hashlib.sha256(body).hexdigest() != oid:
+            raise HubError(400, None, "the uploaded content does not match its sha256")
+        with self.hub.lock:
+            self.hub.lfs_objects[oid] = body
+        return 200, {}, b""
 
     def _resolve(
         self, method: str, rtype: str, repo_id: str, rev: str, path: str, user: User | None
