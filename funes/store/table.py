@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from funes.chunking import EMBEDDED_SPLITS
 from funes.models.pins import EMBEDDER_PIN
-from funes.store import embedding
+from funes.store import embedding, native
 from funes.store.errors import MemoryMissing, missing_message
 from funes.store.paths import TABLE
 
@@ -107,6 +107,7 @@ def dataset(path: Path, version: int | None = None, lean: bool = False, session:
     """The memory's table as a Lance dataset at ``version`` (the latest by default), for
     read-only use; ``lean``: its caches held to :data:`LEAN_CACHE_BYTES`; ``session``: the
     caches of a :func:`reader_session` instead of its own."""
+    native.bound_arenas()  # before Lance's threads first allocate
     # lazy: lance stays off fast commands' start-up
     import lance
 
@@ -130,6 +131,7 @@ READER_METADATA_CACHE_BYTES = 512 << 20
 
 def reader_session() -> Any:
     """New caches for :func:`dataset` (``session``) to share between handles."""
+    native.bound_arenas()
     # lazy: lance stays off fast commands' start-up
     import lance
 
@@ -141,6 +143,7 @@ def reader_session() -> Any:
 
 def lancedb_table(path: Path) -> Any:
     """The memory's table through the LanceDB client, for writing (the heavier import)."""
+    native.bound_arenas()
     # lazy: lancedb stays off fast commands' start-up
     import lancedb
 
