@@ -41,6 +41,22 @@ def model_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "funes-model-cache"
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's model cache (:func:`model_cache_dir`): the int8 graph is derived once."""
+    return model_cache_dir(tmp_path_factory)
+
+
+def model_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cache: Path, *unset: str) -> None:
+    """A test of the models: HOME and FUNES_HOME under ``tmp_path``, the run's model ``cache``,
+    no embedder file or thread count from the outer environment, and ``unset`` removed too."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("FUNES_HOME", str(tmp_path / "funes-home"))
+    monkeypatch.setenv("FUNES_CACHE_DIR", str(cache))
+    for name in ("FUNES_EMBEDDER_FILE", "FUNES_THREADS", *unset):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(autouse=True)
 def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("home")

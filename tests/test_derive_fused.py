@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from conftest import model_cache_dir
+from conftest import model_env
 from onnx import TensorProto, helper
 
 from funes.models import _runtime, derive, load_embedder
@@ -26,18 +26,9 @@ LENGTHS = [1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 31, 32, 33, 47, 63, 64, 65, 100, 
 LENGTHS += [150, 191, 192, 193, 200, 224, 240, 254, 255, 256]
 
 
-@pytest.fixture(scope="session")
-def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return model_cache_dir(tmp_path_factory)
-
-
 @pytest.fixture(autouse=True)
 def _env(tmp_path: Path, model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("FUNES_HOME", str(tmp_path / "funes-home"))
-    monkeypatch.setenv("FUNES_CACHE_DIR", str(model_cache))
-    monkeypatch.delenv("FUNES_EMBEDDER_FILE", raising=False)
-    monkeypatch.delenv("FUNES_THREADS", raising=False)
+    model_env(monkeypatch, tmp_path, model_cache)
 
 
 @pytest.fixture(scope="module")

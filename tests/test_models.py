@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import model_cache_dir
+from conftest import model_env
 
 from funes.models import EMBEDDER_PIN, ModelError, embed_chunks, load_embedder
 from funes.models.embedder import source_file, verified_source
@@ -19,19 +19,9 @@ from funes.records import Chunk
 EVAL_DEV = Path("/work/shared/eval-dev")
 
 
-@pytest.fixture(scope="session")
-def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # One cache per test session (same path in every test module): the int8 graph is derived once.
-    return model_cache_dir(tmp_path_factory)
-
-
 @pytest.fixture(autouse=True)
 def _env(tmp_path: Path, model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("FUNES_HOME", str(tmp_path / "funes-home"))
-    monkeypatch.setenv("FUNES_CACHE_DIR", str(model_cache))
-    monkeypatch.delenv("FUNES_EMBEDDER_FILE", raising=False)
-    monkeypatch.delenv("FUNES_RERANKER", raising=False)
+    model_env(monkeypatch, tmp_path, model_cache, "FUNES_RERANKER")
 
 
 def cos(a: np.ndarray, b: np.ndarray) -> float:

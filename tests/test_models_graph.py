@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from conftest import model_cache_dir
+from conftest import model_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,19 +23,9 @@ from funes.models.embedder import Embedder, load_tokenizer, verified_source
 from funes.models.pins import EMBEDDER_PIN, MAX_THREADS, threads
 
 
-@pytest.fixture(scope="session")
-def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # The same cache as tests/test_models.py: the int8 graph is derived once per test session.
-    return model_cache_dir(tmp_path_factory)
-
-
 @pytest.fixture(autouse=True)
 def _env(tmp_path: Path, model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("FUNES_HOME", str(tmp_path / "funes-home"))
-    monkeypatch.setenv("FUNES_CACHE_DIR", str(model_cache))
-    monkeypatch.delenv("FUNES_EMBEDDER_FILE", raising=False)
-    monkeypatch.delenv("FUNES_THREADS", raising=False)
+    model_env(monkeypatch, tmp_path, model_cache)
 
 
 @pytest.fixture(scope="module")
