@@ -257,22 +257,28 @@ def test_hooks_and_recalls_go_on_while_the_index_builds(private_home: Path, tmp_
     src = write_claude(private_home, "sess-during", 9)
     p = start_build(mem, {ann.THRESHOLD_ENV: "1000"})
     assert wait_for(lambda: bool(log_lines(private_home)), 60)
-    # While it builds: the writer lock is free, an append commits, a recall answers, and a
-    # hook's index run starts and stores its session.
-    lock = WriterLock(mem)
-    assert lock.try_acquire()
-    lock.release()
-    m = open_memory(mem)
-    with m.writer(interactive=False) as w:
-        w.append(rows(8000, 20, seed=7))
-        w.set_vectors([c.id for c in waiting], vectors, waited=True)  # a backfill's commit
-        w.delete([f"{i:016x}" for i in range(10)])
-    searcher.memory.reopen()
-    found_now = searcher.search(Query("note8005 about item53", k=3)).hits
-    assert found_now and found_now[0].row["id"] == f"{8005:016x}"
-    assert p.poll() is None, "the build ended before the append and the recall ran"
-    r = run_cli("funes", "index", src, "--no-embed", "--yes", "--memory", mem)
-    assert r.returncode == 0, r.stderr
+    # The build has started; it is held where it is (SIGSTOP) so that what follows happens
+    # during it however loaded the machine, and let go once the hook's run is done.
+    os.kill(p.pid, signal.SIGSTOP)
+    try:
+        # While it builds: the writer lock is free, an append commits, a recall answers, and
+        # a hook's index run starts and stores its session.
+        lock = WriterLock(mem)
+        assert lock.try_acquire()
+        lock.release()
+        m = open_memory(mem)
+        with m.writer(interactive=False) as w:
+            w.append(rows(8000, 20, seed=7))
+            w.set_vectors([c.id for c in waiting], vectors, waited=True)  # a backfill's commit
+            w.delete([f"{i:016x}" for i in range(10)])
+        searcher.memory.reopen()
+        found_now = searcher.search(Query("note8005 about item53", k=3)).hits
+        assert found_now and found_now[0].row["id"] == f"{8005:016x}"
+        assert p.poll() is None, "the build ended before the append and the recall ran"
+        r = run_cli("funes", "index", src, "--no-embed", "--yes", "--memory", mem)
+        assert r.returncode == 0, r.stderr
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
     assert p.wait(timeout=300) == 0, p.stderr.read() if p.stderr else b""
     assert any(" ok (build in " in line for line in log_lines(private_home)), log_lines(
         private_home
