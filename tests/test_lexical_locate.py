@@ -13,6 +13,15 @@ from funes.store.lexical import Segment
 IDS = st.text(alphabet="0123456789abcdef-", min_size=1, max_size=20)
 
 
+def truth(seg: Segment, held: list[str], a: str) -> int:
+    """Where ``a`` sits in ``seg`` by a plain search of ``held``: its first row, -1 if absent
+    or deleted."""
+    first = held.index(a) if a in held else -1
+    if first >= 0 and seg.deleted is not None and seg.deleted[first]:
+        return -1
+    return first
+
+
 @settings(max_examples=80, deadline=None)
 @given(
     st.lists(IDS, min_size=1, max_size=40),
@@ -29,13 +38,7 @@ def test_the_first_lookup_and_the_later_ones_find_the_same_documents(
     asked = [held[i % len(held)] for i in picks] + absent
     q = np.array([a.encode() for a in asked]) if asked else np.array([], dtype="S1")
 
-    def truth(a: str) -> int:
-        first = held.index(a) if a in held else -1
-        if first >= 0 and seg.deleted is not None and seg.deleted[first]:
-            return -1
-        return first
-
-    want = [truth(a) for a in asked]
+    want = [truth(seg, held, a) for a in asked]
     assert seg.locate(q).tolist() == want  # the first call: one pass
     assert seg.by_id is None
     assert seg.locate(q).tolist() == want  # then the sorted ids
@@ -69,13 +72,7 @@ def test_ids_of_whole_words_are_found_by_their_first_word_and_then_whole(
     asked = [held[i % len(held)] for i in picks] + absent + ["0123abcd"]  # a shorter id
     q = np.array([a.encode() for a in asked])
 
-    def truth(a: str) -> int:
-        first = held.index(a) if a in held else -1
-        if first >= 0 and seg.deleted is not None and seg.deleted[first]:
-            return -1
-        return first
-
-    want = [truth(a) for a in asked]
+    want = [truth(seg, held, a) for a in asked]
     old = lexical.MATCH_BLOCK
     lexical.MATCH_BLOCK = block  # several blocks, whatever the segment's size
     try:

@@ -27,11 +27,15 @@ def mixed(start: int, n: int, seed: int) -> list:
     return out
 
 
-def test_session_shapes_follow_appends_by_reading_only_new_fragments(tmp_path: Path) -> None:
-    path = tmp_path / "mem"
-    mem = open_memory(path, create=True)
-    with mem.writer(interactive=False) as w:
+def stored(path: Path) -> Path:
+    """A memory at ``path`` holding rows 0-399 of :func:`mixed` (ten sessions of 40 rows)."""
+    with open_memory(path, create=True).writer(interactive=False) as w:
         w.append(mixed(0, 400, seed=1))
+    return path
+
+
+def test_session_shapes_follow_appends_by_reading_only_new_fragments(tmp_path: Path) -> None:
+    path = stored(tmp_path / "mem")
     searcher = Searcher(open_memory(path))
     known = [f"s{i}" for i in range(10)]  # the sessions of rows 0-399, 40 rows each
     first = searcher._sessions(known)
@@ -92,10 +96,7 @@ def test_a_first_question_reads_lean_and_a_searcher_asked_again_keeps_what_it_re
     from funes.retrieval import Query
     from funes.search import open_searcher
 
-    path = tmp_path / "mem"
-    mem = open_memory(path, create=True)
-    with mem.writer(interactive=False) as w:
-        w.append(mixed(0, 400, seed=1))
+    path = stored(tmp_path / "mem")
     assert open_searcher(str(path), rerank=False).memory.lean  # what `funes recall` opens
     questions = ["lock parser note12", "item3 retry", "note399 about item11"]
     full_caches = Searcher(open_memory(path))
@@ -121,10 +122,7 @@ def test_a_memory_handed_anew_to_a_warm_searcher_reads_through_the_caches_before
 ) -> None:
     from funes.retrieval import Query
 
-    path = tmp_path / "mem"
-    mem = open_memory(path, create=True)
-    with mem.writer(interactive=False) as w:
-        w.append(mixed(0, 400, seed=1))
+    path = stored(tmp_path / "mem")
     questions = ["lock parser note12", "item3 retry", "note399 about item11", "note7"]
     want = [[h.row["id"] for h in Searcher(open_memory(path)).search(Query(q)).hits]
             for q in questions]  # fmt: skip
