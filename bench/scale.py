@@ -29,7 +29,8 @@ and the load average at its start and end):
    judgement), on the memory as indexed (flat vector search); after `funes optimize` also
    as the MCP server asks (the memory opened anew for each question, inside the time);
 5. **cold** `funes recall`, `funes status` and `funes get SESSION TURN`: a new interpreter each,
-   medians of :data:`COLD_RUNS` runs after one untimed;
+   medians of :data:`COLD_RUNS` runs after one untimed; again after `funes optimize` (step 7),
+   as a user's memory is once the background build has given it its vector index;
 6. **append**: a hook's `funes index TRANSCRIPT --yes --no-embed` of one new session
    (:data:`APPENDS` sessions of another seed), and the writer's open plus a 200-chunk append in
    process (vectors given: the lexical index's append cost); the hook's chunks then get random
@@ -598,6 +599,7 @@ def one_size(n: int, tmp: Path, quick: bool = False, work: Path = WORK) -> dict[
         step("warm_optimized", lambda: warm(mem, texts, None))
         step("warm_optimized_pair", lambda: warm(mem, texts, weights))
         step("warm_optimized_pair_mcp", lambda: warm(mem, texts, weights, reopen=True))
+        step("cold_optimized", lambda: cold(mem, env, texts, runs))
         step("lexical_build", lambda: lexical_build(mem, env, cap))
         step("hub", lambda: hub_steps(mem, tmp, texts, cap, runs))
         step("scrub", lambda: proc(["funes", "scrub", "--json", "--memory", str(mem)], env, cap))

@@ -60,8 +60,9 @@ def test_every_step_runs_on_a_small_history_and_the_table_renders(tmp_path: Path
             "warm_optimized_pair_mcp")  # fmt: skip
     for key in warm:
         assert res[key]["n"] == 8 and res[key]["p50_ms"] > 0, key
-    for name in ("recall", "status", "get"):
-        assert res["cold"][name]["runs"] == 2 and "failed" not in res["cold"][name], name
+    for key in ("cold", "cold_optimized"):
+        for name in ("recall", "status", "get"):
+            assert res[key][name]["runs"] == 2 and "failed" not in res[key][name], (key, name)
     hook = res["append"]["hook_index_one_session"]
     assert "failed" not in hook and all(c and c > 0 for c in hook["chunks"])
     assert res["optimize"]["exit"] == 0
@@ -78,3 +79,4 @@ def test_every_step_runs_on_a_small_history_and_the_table_renders(tmp_path: Path
     assert f"**{res['chunks']:,} chunks**" in table
     assert f"**{idx['all_text_searchable_s']} s**" in table
     assert "failed" not in table and "stopped at the time limit" not in table
+    assert f"**{res['cold_optimized']['recall']['cpu_p50_s']:.2f} s** CPU" in table
