@@ -5,6 +5,7 @@ onnxruntime only when a question must be embedded."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -188,3 +189,38 @@ def test_reads_start_numpy_with_one_blas_thread_and_no_cyclic_gc_leaving_the_env
     )  # fmt: skip
     assert b"tile" in p.stdout or b"turn=" in p.stdout, p.stderr.decode()
     assert p.stderr.decode().splitlines()[-1] == "BLAS=1 ENV=None GC=False"
+
+
+@pytest.mark.parametrize("counted", [True, False])
+def test_status_starts_without_the_recall_formats_or_the_reranker_fetch(
+    counted: bool, samples_memory: Path, tmp_path: Path
+) -> None:
+    """`funes status` prints metadata (funes.render.text), not passages: the recall and get
+    formats (with the store's redaction, the untrusted-text rules and the result records)
+    and what only a reranker download uses (logging, socket) stay unloaded, whether it
+    answers from the counts its writers keep or opens the table."""
+    mem = samples_memory
+    if not counted:
+        mem = tmp_path / "copy"
+        shutil.copytree(samples_memory, mem)
+        (mem / "counts.json").unlink(missing_ok=True)
+    watch = ("funes.render.formats", "funes.results")
+    if counted:  # an opened table brings Lance, which loads logging and the store's redaction
+        watch += ("funes.store.redaction", "logging", "socket")
+    assert loaded("status", "--memory", mem, watch=watch) == set()
+
+
+def test_status_runs_without_cyclic_gc(samples_memory: Path) -> None:
+    """status loads a dict per indexed transcript and sweeps every transcript on the machine:
+    the collector walked those objects again and again for no cycle (6 % of its instructions
+    at 9,030 transcripts)."""
+    probe = (
+        "import gc, sys\nimport funes.cli.main as m\n"
+        "code = m.main(sys.argv[1:])\nprint(f'EXIT={code} GC={gc.isenabled()}', file=sys.stderr)\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", probe, "status", "--memory", str(samples_memory)],
+        capture_output=True, stdin=subprocess.DEVNULL, timeout=120, check=False,
+    )  # fmt: skip
+    assert b"chunks:" in p.stdout, p.stderr.decode()
+    assert p.stderr.decode().splitlines()[-1] == "EXIT=0 GC=False"

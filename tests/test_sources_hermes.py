@@ -319,3 +319,22 @@ def test_a_database_given_by_path_is_recognised_by_content_whatever_its_name(
     r = run_cli("funes-parse", other)
     assert r.returncode == 1
     assert f"{other}: a SQLite database, but not Hermes' (no messages table)" in r.stderr.decode()
+
+
+def test_status_count_sweeps_what_the_sweep_reads_after_its_pruning(private_home: Path) -> None:
+    """`funes status` counts the transcripts waiting to be indexed from ``sweep_paths`` (no
+    Path or unit per file): the same files, Hermes' session files held by state.db pruned."""
+    hh = private_home / ".hermes"
+    (hh / "sessions").mkdir(parents=True)
+    the_conversation(make_db(hh / "state.db"))
+    (hh / "sessions" / f"{SESSION}.jsonl").write_bytes((FIXTURES / f"{SESSION}.jsonl").read_bytes())
+    only_file = write_jsonl(
+        hh / "sessions" / "20260302_090000_h2.jsonl",
+        [{"role": "session_meta", "cwd": "/w"}, {"role": "user", "content": "older session"}],
+    )
+    from funes.sources.routing import sweep_paths
+
+    assert sweep_paths(private_home) == [
+        (str(hh / "state.db"), hermes.SOURCE, None),
+        (str(only_file), hermes.SOURCE, None),
+    ]

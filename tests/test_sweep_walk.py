@@ -92,3 +92,32 @@ def test_a_fifo_among_transcripts_is_reported_and_never_opened(tmp_path: Path) -
         ("s1.jsonl", None),
         ("s2.jsonl", "not a regular file: a named pipe"),
     ]
+
+
+def test_sweep_paths_lists_what_the_sweep_lists_for_every_agent(tmp_path: Path) -> None:
+    """`funes status` counts waiting transcripts over ``sweep_paths`` (path strings, no unit
+    per file); an index run reads ``sweep``: both see the same files, errors and pruning (a
+    Gemini session resumed from ``.json`` into ``.jsonl`` is read once)."""
+    import agent_homes as ah
+
+    for write in (ah.write_gemini, ah.write_omp, ah.write_copilot, ah.write_qwen, ah.write_cline,
+                  ah.write_roo, ah.write_openclaw, ah.write_cursor_cli):  # fmt: skip
+        write(tmp_path)
+    chats = tmp_path / ".gemini" / "tmp" / "tiles" / "chats"
+    (chats / "session-2026-05-03T08-00-5f0c9e2a.json").write_text('{"messages": []}')
+    (chats / "session-2026-05-04T08-00-older.json").write_text('{"messages": []}')
+    claude = tmp_path / ".claude" / "projects" / "-home-ana-proj"
+    claude.mkdir(parents=True)
+    (claude / "s1.jsonl").write_text("{}\n")
+    (claude / "agent-s1.jsonl").write_text("{}\n")
+    os.mkfifo(claude / "s2.jsonl")
+    from funes.sources import sweep
+    from funes.sources.routing import sweep_paths
+
+    units = sweep(tmp_path)
+    assert {u.source.name for u in units if u.source} >= {"gemini", "claude", "qwen", "cline"}
+    assert not any(u.path.name == "session-2026-05-03T08-00-5f0c9e2a.json" for u in units)
+    assert any(u.error for u in units)  # the FIFO, reported and never opened
+    as_units = [(str(u.path), u.source, u.error) for u in units]
+    got = sweep_paths(tmp_path)
+    assert sorted(got, key=lambda t: t[0]) == sorted(as_units, key=lambda t: t[0])

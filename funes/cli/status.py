@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from funes.cli._args import Parser
-from funes.cli._cold import start_reading
+from funes.cli._cold import start_reading, start_short
 from funes.cli._pipe import run
 from funes.cli._tty import spinner
 from funes.status import status
@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    start_short()
     with spinner("reading the memory"):
         text = status(args.memory or args.memory_pos, args.json, on_open=start_reading)
     sys.stdout.write(text)

@@ -15,11 +15,7 @@ configured or downloaded but damaged raises ModelError instead: that is for the 
 from __future__ import annotations
 
 import json
-import logging
 import os
-import shutil
-import socket
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -179,7 +175,12 @@ def fetch_reranker() -> Path:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ModelError(f"cannot create {dest.parent}: {e.strerror}") from None
-    # lazy: huggingface_hub stays off fast commands' start-up
+    # lazy: huggingface_hub, and logging, shutil, socket and tempfile (~6M instructions of
+    # `funes status`, which asks only where a reranker is), stay off fast commands' start-up
+    import logging
+    import shutil
+    import tempfile
+
     from huggingface_hub import constants, hf_hub_download
 
     hint = (
@@ -236,6 +237,8 @@ def _probe(endpoint: str, hint: str) -> None:
     would otherwise retry with back-off for ~25 s before giving up)."""
     if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
         return  # a direct connection says nothing when traffic goes through a proxy
+    import socket  # lazy: as in the fetch
+
     url = urlsplit(endpoint)
     host = url.hostname or ""
     port = url.port or (443 if url.scheme == "https" else 80)

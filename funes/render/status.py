@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from funes.errors import counted
-from funes.render.formats import neutralise, one_line
+from funes.render.text import neutralise, one_line
 
 if TYPE_CHECKING:
     from funes.hub.status import RemoteStatus

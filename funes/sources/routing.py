@@ -56,18 +56,23 @@ class Unit:
         """
         if self.revision is not None:
             return self.revision
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return None
-        sig = f"{st.st_size}:{int(st.st_mtime)}"
-        if self.path.suffix in _NO_WAL:
-            return sig
-        try:
-            wal = os.stat(f"{self.path}-wal")
-        except OSError:
-            return sig
-        return f"{sig}+{wal.st_size}:{int(wal.st_mtime)}"
+        return file_signature(os.fspath(self.path))
+
+
+def file_signature(path: str) -> str | None:
+    """:meth:`Unit.signature` of the local file ``path`` (None when it cannot be stat'ed)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    sig = f"{st.st_size}:{int(st.st_mtime)}"
+    if _suffix(path) in _NO_WAL:
+        return sig
+    try:
+        wal = os.stat(f"{path}-wal")
+    except OSError:
+        return sig
+    return f"{sig}+{wal.st_size}:{int(wal.st_mtime)}"
 
 
 def discover(paths: Sequence[str | Path], harness: str | None = None) -> Iterator[Unit]:
@@ -131,15 +136,51 @@ def sweep(home: Path | None = None) -> list[Unit]:
     Each root is read by its own source (no sniffing); what one source already covers
     elsewhere is pruned (see ``Source.prune``). An absent root is simply not there.
     """
-    units: list[Unit] = []
+    units = [
+        Unit(_entry_path(e), src, error=e[1]) for src, entries in _swept(home) for e in entries
+    ]
+    return _prune(units)
+
+
+def sweep_paths(home: Path | None = None) -> list[tuple[str, Source, str | None]]:
+    """What :func:`sweep` finds, as (path, source, why it cannot be read) with the path a
+    string, grouped by source: for a count over every transcript (`funes status` asks which
+    are not indexed yet: 9,030 at the 1M-chunk scale home) that needs no Path and no unit per
+    file. A source that prunes (``Source.prune`` drops only its own units) is given its units
+    as the sweep gives them."""
+    out: list[tuple[str, Source, str | None]] = []
+    pruned: dict[Source, list[Unit]] = {}
+    for src, entries in _swept(home):
+        if src.prune is None:
+            out.extend((e[0], src, e[1]) for e in entries)
+        else:
+            pruned.setdefault(src, []).extend(
+                Unit(_entry_path(e), src, error=e[1]) for e in entries
+            )
+    for src, units in pruned.items():
+        assert src.prune is not None
+        out.extend((str(u.path), src, u.error) for u in src.prune(units))
+    return out
+
+
+# A listed file: its path as a string, why it cannot be read (or None), and the directory
+# (a Path) and name it was listed under — or the Path itself and None.
+_Entry = tuple[str, str | None, Path, str | None]
+
+
+def _entry_path(e: _Entry) -> Path:
+    return e[2] if e[3] is None else e[2] / e[3]
+
+
+def _swept(home: Path | None) -> Iterator[tuple[Source, list[_Entry]]]:
+    """Each known root's source and what the sweep finds under it, in the sweep's order."""
     for src, root in known_roots(home):
         if root.is_dir():
-            units.extend(Unit(f, src, error=why) for f, why in _walk(root, src))
+            yield src, _listed(root, src)
         elif (why := irregular(root)) is not None:
-            units.append(Unit(root, src, error=why))
+            yield src, [(str(root), why, root, None)]
         elif root.is_file():
-            units.append(Unit(root, src))
-    return _prune(units)
+            yield src, [(str(root), None, root, None)]
 
 
 def _prune(units: list[Unit]) -> list[Unit]:
@@ -152,25 +193,35 @@ def _prune(units: list[Unit]) -> list[Unit]:
 def _walk(root: Path, forced: Source | None) -> list[tuple[Path, str | None]]:
     """Transcript files under ``root``, each with None, or with why it cannot be read (a
     directory that cannot be listed is one such entry: its transcripts are not lost silently)."""
+    return [(_entry_path(e), e[1]) for e in _listed(root, forced)]
+
+
+def _listed(root: Path, forced: Source | None) -> list[_Entry]:
+    """:func:`_walk`'s files as the listing gives them, a Path made for none of them: a
+    Path's name and str() are worked out again from its parts, and a sweep of 10,000
+    transcripts spent more on that than on listing them."""
     srcs = [forced] if forced else list(registry())
     named = _name_test([p for s in srcs for p in s.patterns])
     claims = [s.claims for s in srcs if s.claims is not None]
-    found: list[tuple[Path, str | None]] = []
+    found: list[tuple[bool, _Entry]] = []
 
     def unreadable(e: OSError) -> None:
-        found.append((Path(e.filename or root), os_reason(e)))
+        p = Path(e.filename or root)
+        found.append((p.name.startswith("agent-"), (str(p), os_reason(e), p, None)))
 
-    for f, entry in _files(root, unreadable):
+    for top, entry in _files(root, unreadable):
+        name = entry.name
         # A regular file is told by the listing's file type; anything else is asked (stat).
-        if not _is_file(entry) and (why := irregular(f)) is not None:
+        if not _is_file(entry) and (why := irregular(top / name)) is not None:
             # A source that claims files by content would open it: only names decide.
-            if named(f):
-                found.append((f, why))
-        elif named(f) or any(claim(f) for claim in claims):
-            found.append((f, None))
+            if named(top, name):
+                found.append((name.startswith("agent-"), (entry.path, why, top, name)))
+        elif named(top, name) or any(claim(top / name) for claim in claims):
+            found.append((name.startswith("agent-"), (entry.path, None, top, name)))
     # Path order, except that sub-agent sessions follow their parents (as the reference does).
     # (a name starting "agent-" keeps that start in its stem)
-    return sorted(found, key=lambda fw: (fw[0].name.startswith("agent-"), str(fw[0])))
+    found.sort(key=lambda ae: (ae[0], ae[1][0]))
+    return [e for _, e in found]
 
 
 def _files(
@@ -178,8 +229,9 @@ def _files(
 ) -> Iterator[tuple[Path, os.DirEntry[str]]]:
     """The files under ``root`` as ``os.walk`` lists them (top-down, symlinked directories not
     entered, a directory that cannot be listed passed to ``onerror``), hidden directories
-    skipped, in no particular order; each with its directory entry, whose type the listing
-    gives without a stat."""
+    skipped, in no particular order; each with its directory and its directory entry, whose
+    type the listing gives without a stat, and whose ``path`` is the file's path as ``str()``
+    of ``directory / name`` reads."""
     stack = [root]
     while stack:
         top = stack.pop()
@@ -190,18 +242,15 @@ def _files(
             onerror(err)
             continue
         for e in entries:
-            if _is_dir(e):
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
                 if not e.name.startswith(".") and not e.is_symlink():
                     stack.append(top / e.name)
             else:
-                yield top / e.name, e
-
-
-def _is_dir(e: os.DirEntry[str]) -> bool:
-    try:
-        return e.is_dir()
-    except OSError:
-        return False
+                yield top, e
 
 
 def _is_file(e: os.DirEntry[str]) -> bool:
@@ -211,7 +260,7 @@ def _is_file(e: os.DirEntry[str]) -> bool:
         return False
 
 
-def _name_test(patterns: Sequence[str]) -> Callable[[Path], bool]:
+def _name_test(patterns: Sequence[str]) -> Callable[[Path, str], bool]:
     """Whether a path matches any of ``patterns`` as ``Path.match`` says. The patterns of one
     part (``*.jsonl``), most of them, are matched against the name as one expression, not
     parsed into parts at every file (a sweep of 10,000 transcripts spent a third of its time
@@ -223,12 +272,22 @@ def _name_test(patterns: Sequence[str]) -> Callable[[Path], bool]:
         rx = "|".join(f"(?:{fnmatch.translate(os.path.normcase(p))})" for p in one)
         by_name = re.compile(rx).match
 
-    def test(f: Path) -> bool:
-        if by_name is not None and by_name(os.path.normcase(f.name)):
+    fold = os.path.normcase("A") != "A"  # case-insensitive names (Windows)
+
+    def test(top: Path, name: str) -> bool:
+        """Whether the file ``name`` in the directory ``top`` matches."""
+        if by_name is not None and by_name(os.path.normcase(name) if fold else name):
             return True
-        return any(f.match(p) for p in parts)
+        return any((top / name).match(p) for p in parts)
 
     return test
+
+
+def _suffix(path: str) -> str:
+    """``Path(path).suffix``, from the string (a signature asks it of every swept file)."""
+    name = path.rpartition(os.sep)[2]
+    i = name.rfind(".")
+    return name[i:] if 0 < i < len(name) - 1 else ""
 
 
 def _source_by_path(p: Path) -> Source | None:
