@@ -189,3 +189,66 @@ def _chunk(cid: str, text: str) -> Chunk:
         role="assistant", block_type="text", block_idx=0, split_idx=0, tool_name=None,
         harness="claude", workdir="", repo="", source_path="",
     )  # fmt: skip
+
+
+MEMO_PROBE = """
+import os, sys
+from funes.models import ModelError, pins
+from funes.models.embedder import verified_source
+if sys.argv[1] == "fast":
+    pins.RACY_NS = 0  # trust a check made at once (the copy was written just now)
+path = os.environ["FUNES_EMBEDDER_FILE"]
+opened = []
+sys.addaudithook(lambda ev, args: opened.append(ev) if ev == "open" and args[0] == path else None)
+for step in sys.argv[2:]:
+    if step == "tamper":  # one byte changed in place, its mtime put back
+        st = os.stat(path)
+        with open(path, "r+b") as f:
+            f.seek(st.st_size // 2)
+            b = f.read(1)
+            f.seek(st.st_size // 2)
+            f.write(bytes([b[0] ^ 0xFF]))
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        continue
+    opened.clear()
+    try:
+        verified_source()
+        print(f"ok reads={len(opened)}")
+    except ModelError as e:
+        print(f"refused reads={len(opened)} {e}")
+"""
+
+
+def _memo_run(tmp_path: Path, mode: str, *steps: str) -> list[str]:
+    copy = tmp_path / "weights" / "model.onnx"
+    if not copy.exists():
+        copy.parent.mkdir()
+        copy.write_bytes(source_file()[0].read_bytes())
+    env = {**os.environ, "FUNES_EMBEDDER_FILE": str(copy), "FUNES_CACHE_DIR": str(tmp_path / "c")}
+    p = subprocess.run([sys.executable, "-c", MEMO_PROBE, mode, *steps], capture_output=True,
+                       text=True, env=env, timeout=120, check=True)  # fmt: skip
+    return p.stdout.splitlines()
+
+
+def test_weights_checked_once_are_not_read_again_while_unchanged(tmp_path: Path) -> None:
+    """A cold recall hashed 2 × 23 MB of model files every time (~50 ms of CPU): the memo
+    of verified files (stat + sha256, in the model cache) vouches for an unchanged file."""
+    assert _memo_run(tmp_path, "fast", "check", "check") == ["ok reads=1", "ok reads=0"]
+    assert _memo_run(tmp_path, "fast", "check") == ["ok reads=0"]  # a later process too
+    memo = json.loads((tmp_path / "c" / "verified.json").read_text())
+    assert memo[str(tmp_path / "weights" / "model.onnx")]["sha256"] == EMBEDDER_PIN.sha256
+
+
+def test_weights_changed_after_their_check_are_hashed_again_and_refused(tmp_path: Path) -> None:
+    """A byte changed in place with the mtime put back still changes the ctime (the kernel's;
+    no call sets it back): the file is read again and refused, as without the memo."""
+    out = _memo_run(tmp_path, "fast", "check", "check", "tamper", "check", "check")
+    assert out[:2] == ["ok reads=1", "ok reads=0"]
+    for line in out[2:]:
+        assert line.startswith("refused reads=1 ") and "do not match the pinned sha256" in line
+
+
+def test_a_check_made_while_the_file_was_fresh_is_not_trusted(tmp_path: Path) -> None:
+    """A file system with coarse timestamps could hide a second write within one tick, so a
+    check made within seconds of the file's last change is made again (git's racy clean)."""
+    assert _memo_run(tmp_path, "racy", "check", "check") == ["ok reads=1", "ok reads=1"]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from funes.models.pins import ModelError, cache_dir, sha256_file
+from funes.models.pins import ModelError, cache_dir, sha256_checked, sha256_file
 
 # Bump when the derivation or how its graph is run changes, so old caches are not reused: the
 # record's cosine is measured with the graph as it runs. 3: run without SkipLayerNormFusion.
@@ -82,7 +82,8 @@ def cached(source_sha256: str) -> Derived | None:
         return Derived(None, cos, where, False)
     graph = where.parent / str(rec.get("file", ""))
     try:
-        if graph.is_file() and sha256_file(graph) == rec.get("sha256"):
+        want = str(rec.get("sha256"))
+        if graph.is_file() and sha256_checked(graph, want) == want:
             return Derived(graph, cos, where, False)
     except OSError:
         pass

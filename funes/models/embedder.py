@@ -32,6 +32,7 @@ from funes.models.pins import (
     EMBEDDER_PIN,
     ENV_EMBEDDER_FILE,
     ModelError,
+    sha256_checked,
     sha256_file,
 )
 
@@ -175,7 +176,7 @@ def verified_source() -> Path:
     """The pinned weights file, after checking its sha256."""
     path, origin = source_file()
     try:
-        actual = sha256_file(path)
+        actual = sha256_checked(path, EMBEDDER_PIN.sha256)  # unchanged since checked: not read
     except OSError as e:
         raise ModelError(
             f"cannot read the embedder weights {path} ({e.strerror}); "

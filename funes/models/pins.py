@@ -3,10 +3,14 @@ module shares. Nothing heavy is imported here: `funes --help` imports this modul
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from funes.errors import FunesError
 
@@ -143,3 +147,69 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+# ---------------------------------------------------------------- verified-file memo
+#
+# Every cold `funes recall` checked the pinned embedder weights and the derived int8 graph
+# against their sha256: 2 × 23 MB hashed, ~50 ms of CPU, for files that had not changed. As
+# git's index does for a worktree, the memo remembers a file's stat — device, inode, size,
+# mtime and ctime in nanoseconds — with the sha256 it had, and a file whose stat is the same
+# is not read again. Any write to a file, any rename or copy over it, and any utime() that
+# puts its mtime back changes its ctime (the kernel sets ctime; no call sets it back), so a
+# changed file is hashed again and refused like any other. A check made while the file's
+# timestamps were younger than RACY_NS is not trusted (a file system with coarse timestamps
+# could hold a second write within the same tick: git's "racy clean" case). The memo lives
+# in the model cache, beside the derived graph and the record that pins it: whoever can
+# write the memo can already replace that graph and record, so it vouches for nothing its
+# directory did not already decide. A memo that cannot be read or written is ignored.
+MEMO = "verified.json"
+RACY_NS = 3_000_000_000
+
+
+def sha256_checked(path: Path, expected: str) -> str:
+    """The sha256 of ``path``, to compare with ``expected``: hashed, unless the verified-file
+    memo holds ``expected`` for the file as it is now (see above); a file found to have
+    ``expected`` is remembered. Raises OSError when the file cannot be read."""
+    st = os.stat(path)
+    key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    name = os.path.abspath(path)
+    memo = _read_memo()
+    seen = memo.get(name)
+    if (
+        isinstance(seen, dict)
+        and seen.get("stat") == key
+        and seen.get("sha256") == expected
+        and isinstance(seen.get("checked_ns"), int)
+        and seen["checked_ns"] - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_NS
+    ):
+        return expected
+    checked_ns = time.time_ns()
+    actual = sha256_file(path)
+    if actual == expected:
+        memo[name] = {"stat": key, "sha256": actual, "checked_ns": checked_ns}
+        _write_memo(memo)
+    return actual
+
+
+def _read_memo() -> dict[str, Any]:
+    try:
+        with open(cache_dir() / MEMO, encoding="utf-8") as f:
+            memo = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return memo if isinstance(memo, dict) else {}
+
+
+def _write_memo(memo: dict[str, Any]) -> None:
+    """Replace the memo atomically; two processes writing at once lose one entry, which is
+    hashed again next time."""
+    path = cache_dir() / MEMO
+    tmp = path.with_name(f".{MEMO}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(memo, separators=(",", ":")) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
