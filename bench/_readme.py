@@ -133,7 +133,21 @@ def render(doc: dict[str, Any], src: Path, quick: dict[str, Any] | None) -> str:
                     "",
                 ]
             out += [f"(`python -m bench {name}`: {r['wall_s']} s, load {load(r)}.)", ""]
+            out += notes(name)
     return "\n".join(out).rstrip() + "\n"
+
+
+NOTES = BENCH / "notes"
+
+
+def notes(suite: str) -> list[str]:
+    """The hand-written notes of a suite (``bench/notes/<suite>.md``: measures taken by hand,
+    A/B runs of one change, with their reproduce commands), kept under its generated tables:
+    everything below the marker is rewritten at every run."""
+    path = NOTES / f"{suite}.md"
+    if not path.is_file():
+        return []
+    return [path.read_text(encoding="utf-8").strip(), ""]
 
 
 def machine_block(doc: dict[str, Any], quick: dict[str, Any] | None) -> list[str]:
