@@ -12,7 +12,6 @@ of a `funes-query` line and MCP tool arguments say ``'k'`` and ``'block_type'``.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -170,6 +169,8 @@ def harness(value: Any, style: str = "cli") -> str:
         if src.roots
         for alias in (src.name, src.harness, *src.aliases)
     }
+    import difflib  # lazy: only a misspelt value needs it (and `get` checks none)
+
     near = difflib.get_close_matches(v, sorted(spellings), n=1, cutoff=0.7)
     hint = f" — did you mean {spellings[near[0]]}?" if near else ""
     raise UsageError(

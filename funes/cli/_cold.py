@@ -21,6 +21,7 @@ import os
 import sys
 
 VAR = "OPENBLAS_NUM_THREADS"
+_short = False  # start_short was called: this process runs one short command and ends
 
 
 def start_short() -> None:
@@ -28,7 +29,9 @@ def start_short() -> None:
     `funes status` loads the index state (a dict per transcript: 9,030 at the 1M-chunk scale
     memory) and sweeps a Path and a unit per transcript, and the collector walked them some
     thirty times for nothing (94M of its 1,467M instructions, measured with callgrind)."""
+    global _short
     gc.disable()
+    _short = True
 
 
 def start_reading() -> None:
@@ -42,3 +45,28 @@ def start_reading() -> None:
         import numpy  # noqa: F401
     finally:
         os.environ.pop(VAR, None)
+
+
+def end(code: int) -> int:
+    """End the process now with ``code`` if it ran a short command (``start_short``), its
+    output flushed: the interpreter's own ending frees every module and object one by one and
+    runs a last full collection, ~5 % of `funes get`'s instructions at the 1M scale memory
+    (59M of 1,095M, callgrind) for memory the process hands back anyway. Nothing of funes
+    runs at exit, and a short command writes nothing it has not closed. Returns ``code``
+    (the interpreter ends as usual) for any other command, while a thread the usual ending
+    would wait for still runs, or when the output cannot be flushed (a reader gone: the
+    usual ending says so as before)."""
+    if not _short:
+        return code
+    threading = sys.modules.get("threading")
+    if threading is not None and any(
+        t.is_alive() and not t.daemon and t is not threading.main_thread()
+        for t in threading.enumerate()
+    ):
+        return code  # a thread the usual ending waits for (a Hub client's, say)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return code
+    os._exit(code)

@@ -7,7 +7,6 @@ the same way. Nothing heavy is imported here: `funes --help` must answer at once
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 import pkgutil
@@ -88,7 +87,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if verb in verbs():
         module = importlib.import_module(f"funes.cli.{verb.replace('-', '_')}")
-        return int(module.main(rest) or 0)
+        code = int(module.main(rest) or 0)
+        if argv is None:  # this process's own command line: nothing runs after the verb
+            from funes.cli._cold import end
+
+            return end(code)
+        return code
     # lazy: shutil (with zlib, bz2, lzma) costs ~4 ms of CPU at every verb's start; only a verb
     # funes does not ship needs it
     import shutil
@@ -110,6 +114,8 @@ def close_verb(word: str) -> str | None:
     prefixed = [v for v in known if len(word) >= 3 and v.startswith(word)]
     if len(prefixed) == 1:
         return prefixed[0]
+    import difflib  # lazy: only a mistyped verb needs it
+
     near = difflib.get_close_matches(word, known, n=1, cutoff=0.8)
     return near[0] if near else None
 
