@@ -241,9 +241,9 @@ def _ended(tmp_path: Path, *argv: str | Path) -> tuple[subprocess.CompletedProce
 def test_short_reads_end_without_the_interpreters_teardown(
     tmp_path: Path, samples_memory: Path
 ) -> None:
-    """get and status end at once once their output is flushed: the interpreter's teardown
-    (freeing every module, a last full collection) was ~5 % of a cold `funes get` at 1M. What
-    they print and their exit status stay those of the usual ending."""
+    """get, status and recall end at once once their output is flushed: the interpreter's
+    teardown (freeing every module, a last full collection) was ~5 % of a cold `funes get` at
+    1M. What they print and their exit status stay those of the usual ending."""
     mem = str(samples_memory)
     r, usual = _ended(tmp_path, "get", SESSION, "c-11", "--window", "1", "--memory", mem)
     assert r.returncode == 0 and not usual
@@ -254,6 +254,9 @@ def test_short_reads_end_without_the_interpreters_teardown(
     assert b"turn=c-11" in r.stdout
     r, usual = _ended(tmp_path, "status", "--memory", mem)
     assert r.returncode == 0 and not usual and b"chunks:" in r.stdout
+    r, usual = _ended(tmp_path, "recall", "tile cache", "--memory", mem)
+    assert r.returncode == 0 and not usual and b"tile" in r.stdout
+    assert r.stdout == run_cmd("funes", "recall", "tile cache", "--memory", mem).stdout
     r, usual = _ended(tmp_path, "get", "no-such-session", "c-1", "--memory", mem)
     assert r.returncode == 1 and not usual and b"no-such-session not found" in r.stderr
     # A command that is not a short read (and a usage error, refused before any read) ends as

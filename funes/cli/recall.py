@@ -11,6 +11,7 @@ import sys
 
 from funes import validate
 from funes.cli._args import Parser
+from funes.cli._cold import start_short
 from funes.cli._pipe import run
 from funes.cli._search_args import add_search_options, search_values
 from funes.cli._tty import spinner, tty_style
@@ -42,6 +43,7 @@ def _main(args: argparse.Namespace) -> int:
     # Every value is checked before any model loads or memory opens.
     q = validate.query(" ".join(args.query), search_values(args))
     memory = validate.text("memory", args.memory) if args.memory else None
+    start_short()  # one question, and the process ends with its answer
     with spinner("searching"):
         result = open_searcher(memory).search(q)
     if args.json:
