@@ -55,7 +55,9 @@ def test_a_push_of_a_memory_twice_as_large_peaks_at_the_same_rss(tmp_path: Path)
     upload included). Appended at once and gated in one scan, the larger push peaked 60 %
     higher (~33 KB per chunk pushed). Sent inline instead (base64 in the commit's body, as this
     server takes files unless told otherwise), huggingface_hub holds the body twice over:
-    2.7 GB at 300k chunks, 7.8 GB at 1M — what the Hub never asks of .lance files."""
+    2.7 GB at 300k chunks, 7.8 GB at 1M — what the Hub never asks of .lance files. Streamed
+    with each vector as 384 Python floats, Arrow's allocator and glibc's rising mmap threshold
+    keeping what each batch freed, it still grew 15 % (598 → 685 MB); 6 % since (519 → 550)."""
     hub = HubServer(lfs=True).start()
     hub.add_user("ana", TOKENS["ana"])
     try:
@@ -84,7 +86,7 @@ def test_a_push_of_a_memory_twice_as_large_peaks_at_the_same_rss(tmp_path: Path)
         hub.stop()
     assert sent["large"] == 2 * sent["small"]
     print(f"push peaks: {peaks}")
-    assert peaks["large"] <= 1.2 * peaks["small"], (
+    assert peaks["large"] <= 1.1 * peaks["small"], (
         f"peak RSS {peaks['small'] / 1024:.0f} MB for {sent['small']:,} chunks, "
         f"{peaks['large'] / 1024:.0f} MB for {sent['large']:,}"
     )
@@ -172,3 +174,32 @@ def _cols() -> list[str]:
     from funes.store.memory import META_COLUMNS
 
     return list(META_COLUMNS)
+
+
+def test_rows_waiting_for_a_vector_are_streamed_without_one(tmp_path: Path) -> None:
+    """push's stream reads each vector as its row of the batch's array: a row indexed text
+    first (no vector yet) stays without one, the others keep theirs, every field as stored."""
+    rows = chunks(6, 7, seed=9)
+    rng = np.random.default_rng(3)
+    for n, c in enumerate(rows):
+        if n % 5:  # every fifth row waits for its vector
+            v = rng.standard_normal(384).astype(np.float32)
+            c.vector = (v / np.linalg.norm(v)).tolist()
+    local = open_memory(build(tmp_path / "local", rows, vectors=None))
+    send = [c.id for c in rows if c.seq != 2]
+    streamed = [c for b in push._chunks(local, send, batch=8) for c in b]
+    stored = {r["id"]: Chunk.from_row(r) for r in local.fetch(send, [*_cols(), "vector"])}
+    assert [c.id for c in streamed] == [
+        i for i in local.rows(columns=["id"]).column("id").to_pylist() if i in stored
+    ]
+    assert (
+        sum(c.vector is None for c in streamed)
+        == sum(c.vector is None for c in rows if c.seq != 2)
+        > 0
+    )
+    for c in streamed:
+        want = stored[c.id]
+        assert {f: getattr(c, f) for f in _cols()} == {f: getattr(want, f) for f in _cols()}
+        assert (c.vector is None) == (want.vector is None)
+        if c.vector is not None:
+            assert np.array_equal(np.asarray(c.vector), np.asarray(want.vector, np.float32))

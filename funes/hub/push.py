@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from funes.errors import FunesError, UsageError, counted
 from funes.hub import receipt, transport
@@ -37,16 +37,23 @@ from funes.hub.remote import forget_head, materialize
 from funes.hub.spec import MemorySpec, State, state_message
 from funes.hub.upload import SHIPPED, changes, check_writable, listing
 from funes.records import Chunk
+from funes.store import native
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from funes.hub.gate import GateResult
     from funes.hub.transport import RemoteInfo
+    from funes.store.idset import IdSet
     from funes.store.memory import Memory
 
 MAX_RETRIES = 10
 # Rows read, converted and written at a time: the push's memory is one batch's, whatever the
-# memory's size (each row's vector is ~12 KB as Python floats).
+# memory's size. It also cuts the lexical segments the remote receives: changing it changes the
+# files pushed (not the rows).
 PUSH_BATCH = 2_000
+# Batches read between two returns of freed memory to the system (native.release).
+RELEASE_EVERY = 10
 
 
 class NothingPublished(FunesError):
@@ -111,6 +118,7 @@ def push(
         report.up_to_date = True
         return report
     check_writable(spec)
+    native.streaming()  # the gate and the append read the table in batches
 
     verdicts = _Verdicts(local)  # the gate's, kept across attempts
     for attempt in range(1, MAX_RETRIES + 2):
@@ -186,10 +194,10 @@ def _missing(
 ) -> list[str]:
     """The ``candidates`` the remote copy in ``work`` lacks, in order; the ones it holds are
     recorded in this host's receipt."""
-    remote_ids = _ids(work) if base else set()
+    remote_ids = _ids(work, base)
     report.remote_chunks = len(remote_ids)
     if selection is not None:
-        report.pending_review = len(selection.pending(remote_ids | (pushed_before or set())))
+        report.pending_review = len(selection.pending(set(remote_ids) | (pushed_before or set())))
     shared = [i for i in candidates if i in remote_ids]
     if shared:
         receipt.add(spec, shared)
@@ -364,32 +372,66 @@ def _checkout(info: RemoteInfo, work: Path) -> bool:
 # the Hub layer sits below the resolver.
 
 
-def _ids(work: Path) -> set[str]:
+def _ids(work: Path, base: bool) -> IdSet:
+    """The remote copy's ids, 8 bytes each (a million as a set of str held ~100 MB for the
+    whole push)."""
     # lazy: numpy stays off fast commands' start-up
+    from funes.store.idset import IdSet
     from funes.store.memory import open_memory
 
-    return open_memory(work).existing_ids()
+    return IdSet(open_memory(work).id_batches()) if base else IdSet()
 
 
 def _append(local: Memory, work: Path, ids: list[str], create_table: bool) -> None:
     # lazy: numpy stays off fast commands' start-up
     from funes.store.memory import open_memory
 
+    native.release()  # what the gate freed, before the append's batches
     target = open_memory(work, create=create_table, model=local.model)
     with target.writer(interactive=False) as w:
         w.append_batches(_chunks(local, ids))
+    native.release()
 
 
 def _chunks(local: Memory, ids: list[str], batch: int = PUSH_BATCH) -> Iterator[list[Chunk]]:
-    """The local rows of ``ids`` as chunks, in table order, ``batch`` rows read at a time."""
-    # lazy: pyarrow stays off fast commands' start-up
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    """The local rows of ``ids`` as chunks, in table order, ``batch`` rows read at a time.
 
+    What this holds does not grow with the rows pushed: the ids wanted are an ``IdSet`` (8
+    bytes an id; Arrow's ``is_in`` hashed all of them again for every batch), and each
+    chunk's vector is its row of the batch's float32 array, not 384 Python floats (12 KB a
+    row, three batches of them alive at once between the reader and the table write)."""
+    # lazy: pyarrow and numpy (under the IdSet) stay off fast commands' start-up
+    import numpy as np
+    import pyarrow as pa
+
+    from funes.store.idset import IdSet
     from funes.store.memory import COLUMNS
 
-    want = pa.array(ids, pa.utf8())
-    for b in local.scan_batches(COLUMNS, batch):
-        b = b.filter(pc.is_in(b.column("id"), value_set=want))
-        if b.num_rows:
-            yield [Chunk.from_row(r) for r in b.to_pylist()]
+    want = IdSet([ids])
+    for n, b in enumerate(local.scan_batches(COLUMNS, batch)):
+        keep = np.fromiter((i in want for i in b.column("id").to_pylist()), bool, b.num_rows)
+        if keep.any():
+            yield _batch_chunks(b.filter(pa.array(keep)))
+        if n % RELEASE_EVERY == RELEASE_EVERY - 1:
+            native.release()
+
+
+def _batch_chunks(b: pa.RecordBatch) -> list[Chunk]:
+    """A batch's rows as chunks whose vectors are rows of one float32 array (or None)."""
+    # lazy: pyarrow stays off fast commands' start-up
+    import pyarrow as pa
+
+    vec = b.column("vector")
+    if not pa.types.is_fixed_size_list(vec.type):  # not a table funes wrote: read as lists
+        return [Chunk.from_row(r) for r in b.to_pylist()]
+    dim = vec.type.list_size
+    flat = vec.values.to_numpy(zero_copy_only=False)
+    rows = flat[vec.offset * dim : (vec.offset + len(vec)) * dim].reshape(len(vec), dim)
+    valid = vec.is_valid().to_numpy(zero_copy_only=False)
+    out = []
+    for r, row, ok in zip(b.drop_columns(["vector"]).to_pylist(), rows, valid, strict=True):
+        c = Chunk.from_row(r)
+        if ok:
+            c.vector = cast("list[float]", row)  # read as a sequence of floats (chunks_to_arrow)
+        out.append(c)
+    return out

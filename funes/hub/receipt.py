@@ -56,5 +56,6 @@ def add(spec: MemorySpec, ids: Iterable[str]) -> None:
             return
         p = receipt_path(spec)
         tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-        tmp.write_text("".join(f"{i}\n" for i in sorted(have | new)))
+        with open(tmp, "w") as f:  # line by line: a million ids joined held ~75 MB more
+            f.writelines(f"{i}\n" for i in sorted(have | new))
         os.replace(tmp, p)
