@@ -265,3 +265,11 @@ def test_short_reads_end_without_the_interpreters_teardown(
     assert r.returncode == 0 and usual
     r, usual = _ended(tmp_path, "get", SESSION, "--from", "9", "--to", "2", "--memory", mem)
     assert r.returncode == 2 and usual
+
+
+def test_get_starts_without_difflib(samples_memory: Path) -> None:
+    """difflib suggests a verb or a value someone mistyped; a `get` that reads a window never
+    needs it (main and validate import it only to suggest)."""
+    argv = ["get", SESSION, "c-11", "--window", "1", "--memory", samples_memory]
+    assert loaded(*argv, watch=("difflib",)) == set()
+    assert loaded("stauts", watch=("difflib",)) == {"difflib"}  # a slip: `funes status`?

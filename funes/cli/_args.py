@@ -8,7 +8,6 @@ here it is one line naming what was wrong, with a pointer when the mistake is a 
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
 import sys
@@ -134,6 +133,8 @@ class Parser(argparse.ArgumentParser):
         sys.exit(2)
 
     def _hint(self, message: str) -> str:
+        import difflib  # lazy: only a refused argument needs a suggestion
+
         choice = _INVALID_CHOICE.search(message)
         if choice:
             near = difflib.get_close_matches(
