@@ -274,10 +274,10 @@ def test_forced_harness_reads_a_database_of_any_name(tmp_path: Path) -> None:
     assert len(jsonl(r.stdout)) == 5
 
 
-def test_sweep_reads_a_conversation_once_when_both_db_and_session_file_hold_it(
-    private_home: Path,
-) -> None:
-    hh = private_home / ".hermes"
+def _db_and_an_older_session_file(home: Path) -> tuple[Path, Path]:
+    """A Hermes home whose state.db holds the conversation that a session file beside it
+    also holds, plus one older session only in its own file: (the Hermes home, that file)."""
+    hh = home / ".hermes"
     (hh / "sessions").mkdir(parents=True)
     the_conversation(make_db(hh / "state.db"))
     (hh / "sessions" / f"{SESSION}.jsonl").write_bytes((FIXTURES / f"{SESSION}.jsonl").read_bytes())
@@ -285,6 +285,13 @@ def test_sweep_reads_a_conversation_once_when_both_db_and_session_file_hold_it(
         hh / "sessions" / "20260302_090000_h2.jsonl",
         [{"role": "session_meta", "cwd": "/w"}, {"role": "user", "content": "older session"}],
     )
+    return hh, only_file
+
+
+def test_sweep_reads_a_conversation_once_when_both_db_and_session_file_hold_it(
+    private_home: Path,
+) -> None:
+    hh, only_file = _db_and_an_older_session_file(private_home)
     units = sources.sweep(private_home)
     assert [u.path for u in units] == [hh / "state.db", only_file]
     assert all(u.source is hermes.SOURCE for u in units)
@@ -324,14 +331,7 @@ def test_a_database_given_by_path_is_recognised_by_content_whatever_its_name(
 def test_status_count_sweeps_what_the_sweep_reads_after_its_pruning(private_home: Path) -> None:
     """`funes status` counts the transcripts waiting to be indexed from ``sweep_paths`` (no
     Path or unit per file): the same files, Hermes' session files held by state.db pruned."""
-    hh = private_home / ".hermes"
-    (hh / "sessions").mkdir(parents=True)
-    the_conversation(make_db(hh / "state.db"))
-    (hh / "sessions" / f"{SESSION}.jsonl").write_bytes((FIXTURES / f"{SESSION}.jsonl").read_bytes())
-    only_file = write_jsonl(
-        hh / "sessions" / "20260302_090000_h2.jsonl",
-        [{"role": "session_meta", "cwd": "/w"}, {"role": "user", "content": "older session"}],
-    )
+    hh, only_file = _db_and_an_older_session_file(private_home)
     from funes.sources.routing import sweep_paths
 
     assert sweep_paths(private_home) == [
