@@ -252,7 +252,7 @@ def per_length(texts: list[str], reps: int) -> dict[str, Any]:
     """CPU of one call (this thread's, so another engineer's load counts little) at 32, 64, 128
     and 256 tokens: the derived graph as funes runs it against recipe 3's (no derive.fused),
     medians of ``reps`` calls, the two sessions in turn."""
-    from funes.models import derive, load_embedder
+    from funes.models import derive, embedder, load_embedder
 
     emb = load_embedder()
     assert emb.path is not None
@@ -264,13 +264,7 @@ def per_length(texts: list[str], reps: int) -> dict[str, Any]:
     out: dict[str, Any] = {"unfused": list(derive.UNFUSED), "loadavg": os.getloadavg()[0]}
     for n in (32, 64, 128, 256):
         ids = by_len.get(n) or next(v for k, v in sorted(by_len.items()) if k >= n)
-        x = np.asarray(ids, dtype=np.int64)[None, :]
-        feed = {
-            "input_ids": x,
-            "attention_mask": np.ones_like(x),
-            "token_type_ids": np.zeros_like(x),
-        }
-        feed = {k: v for k, v in feed.items() if k in names}
+        feed = embedder.feed(names, np.asarray(ids, dtype=np.int64)[None, :])
         times: dict[str, list[float]] = {k: [] for k in sessions}
         for s in sessions.values():
             s.run([emb._output], feed)
@@ -355,7 +349,7 @@ def same_length_batches(texts: list[str], size: int = 8) -> dict[str, Any]:
     """Texts grouped by token count and run as unpadded batches of up to ``size`` on the
     derived graph, against one text per call: each row's cosine to its single-text vector, and
     the CPU time of each way (this process, the pool's workers included)."""
-    from funes.models import load_embedder
+    from funes.models import embedder, load_embedder
 
     emb = load_embedder()
     session, output = emb._session, emb._output
@@ -368,12 +362,7 @@ def same_length_batches(texts: list[str], size: int = 8) -> dict[str, Any]:
 
     def run(rows: list[int]) -> np.ndarray:
         ids = np.asarray([encs[i].ids for i in rows], dtype=np.int64)
-        feed = {"input_ids": ids}
-        if "attention_mask" in names:
-            feed["attention_mask"] = np.ones_like(ids)
-        if "token_type_ids" in names:
-            feed["token_type_ids"] = np.zeros_like(ids)
-        v = session.run([output], feed)[0].mean(axis=1)
+        v = session.run([output], embedder.feed(names, ids))[0].mean(axis=1)
         return np.asarray(v / np.linalg.norm(v, axis=1, keepdims=True), dtype=np.float32)
 
     c0 = time.process_time()

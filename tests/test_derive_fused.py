@@ -15,7 +15,7 @@ import pytest
 from conftest import model_env
 from onnx import TensorProto, helper
 
-from funes.models import _runtime, derive, load_embedder
+from funes.models import _runtime, derive, embedder, load_embedder
 from funes.models.derive import MIN_COSINE, dequantised, fused, unmasked
 from funes.models.embedder import Embedder, load_tokenizer, verified_source
 from funes.models.pins import EMBEDDER_PIN
@@ -62,9 +62,8 @@ def _ids(n: int, seed: int) -> list[int]:
 
 def _mean_unit(sess: object, ids: list[int]) -> np.ndarray:
     names = {i.name for i in sess.get_inputs()}  # type: ignore[attr-defined]
-    x = np.asarray(ids, dtype=np.int64)[None, :]
-    feed = {"input_ids": x, "attention_mask": np.ones_like(x), "token_type_ids": np.zeros_like(x)}
-    hidden = sess.run(None, {k: v for k, v in feed.items() if k in names})[0][0]  # type: ignore[attr-defined]
+    feed = embedder.feed(names, np.asarray(ids, dtype=np.int64)[None, :])
+    hidden = sess.run(None, feed)[0][0]  # type: ignore[attr-defined]
     v = hidden.mean(axis=0)
     return np.asarray(v / np.linalg.norm(v), dtype=np.float32)
 
@@ -91,13 +90,7 @@ def test_fused_fp32_graph_computes_the_same_hidden_states(
     for n in LENGTHS:
         ids = _ids(n, n)
         names = {i.name for i in old.get_inputs()}
-        x = np.asarray(ids, dtype=np.int64)[None, :]
-        feed = {
-            "input_ids": x,
-            "attention_mask": np.ones_like(x),
-            "token_type_ids": np.zeros_like(x),
-        }
-        feed = {k: v for k, v in feed.items() if k in names}
+        feed = embedder.feed(names, np.asarray(ids, dtype=np.int64)[None, :])
         want = old.run(None, feed)[0]
         got = new.run(None, feed)[0]
         assert got.shape == want.shape == (1, n, 384)

@@ -20,7 +20,7 @@ import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -98,15 +98,25 @@ class Embedder:
         import numpy as np
 
         input_ids = np.asarray(ids, dtype=np.int64)[None, :]
-        feed = {"input_ids": input_ids}
-        if "attention_mask" in self._inputs:
-            feed["attention_mask"] = np.ones_like(input_ids)
-        if "token_type_ids" in self._inputs:
-            feed["token_type_ids"] = np.zeros_like(input_ids)
-        hidden = self._session.run([self._output], feed)[0][0]  # (tokens, dim); no padding
+        # (tokens, dim); no padding
+        hidden = self._session.run([self._output], feed(self._inputs, input_ids))[0][0]
         v = hidden.mean(axis=0, dtype=np.float32)
         norm = float(np.linalg.norm(v))
         return v / norm if norm > 0 else v
+
+
+def feed(inputs: Collection[str], input_ids: np.ndarray) -> dict[str, np.ndarray]:
+    """The inputs of one-segment, unpadded rows of token ids, as many of them as the graph
+    ``inputs`` names: the ids, an attention mask of ones, token types of zeros."""
+    # lazy: numpy stays off fast commands' start-up
+    import numpy as np
+
+    out = {"input_ids": input_ids}
+    if "attention_mask" in inputs:
+        out["attention_mask"] = np.ones_like(input_ids)
+    if "token_type_ids" in inputs:
+        out["token_type_ids"] = np.zeros_like(input_ids)
+    return out
 
 
 def load_embedder() -> Embedder:
